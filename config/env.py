@@ -1,0 +1,76 @@
+"""Read settings from the environment (12-factor).
+
+Plain functions, so tests can call them without reloading Django's settings. ``require`` is what
+makes ``prod`` fail fast: a missing variable stops the process at import time with its name.
+"""
+
+import os
+from pathlib import Path
+from typing import Any
+
+import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off", ""}
+
+
+def env_str(name: str, default: str = "") -> str:
+    """The variable's value, or ``default`` when it is unset."""
+    return os.environ.get(name, default)
+
+
+def env_bool(name: str, default: bool = False) -> bool:
+    """``1/true/yes/on`` or ``0/false/no/off`` (any case); anything else is a configuration error."""
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    value = raw.strip().lower()
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    raise ImproperlyConfigured(f"{name}={raw!r} is not a boolean (use 1/0, true/false).")
+
+
+def env_int(name: str, default: int) -> int:
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name}={raw!r} is not an integer.") from None
+
+
+def env_list(name: str, default: list[str] | None = None) -> list[str]:
+    """A comma-separated list; blanks are dropped, so ``"a, b,"`` is ``["a", "b"]``."""
+    raw = os.environ.get(name)
+    if raw is None:
+        return list(default or [])
+    return [item.strip() for item in raw.split(",") if item.strip()]
+
+
+def env_path(name: str, default: Path) -> Path:
+    raw = os.environ.get(name, "").strip()
+    return Path(raw).expanduser().resolve() if raw else default
+
+
+def require(name: str) -> str:
+    """The variable's value; raises ``ImproperlyConfigured`` naming it when unset or blank."""
+    value = os.environ.get(name, "").strip()
+    if not value:
+        raise ImproperlyConfigured(f"The environment variable {name} is required in production.")
+    return value
+
+
+def database_config(database_url: str | None, *, sqlite_path: Path) -> dict[str, Any]:
+    """``DATABASES["default"]`` for ``database_url``, or an SQLite file when it is unset or blank.
+
+    SQLite is the embedded default so ``make run`` works on a fresh machine with nothing else
+    running; PostgreSQL (``postgres://user@host:5432/name``) is what production and CI use.
+    """
+    if database_url and database_url.strip():
+        # conn_max_age: keep connections across requests; health checks drop dead ones.
+        return dj_database_url.parse(database_url.strip(), conn_max_age=60, conn_health_checks=True)
+    return {"ENGINE": "django.db.backends.sqlite3", "NAME": str(sqlite_path)}

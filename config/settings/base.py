@@ -1,0 +1,143 @@
+"""Settings shared by every environment.
+
+Each value that varies between deployments comes from the environment; ``.env.example`` lists them.
+``SECRET_KEY`` is deliberately absent here: ``dev`` and ``test`` supply a throwaway default and
+``prod`` requires the variable.
+"""
+
+from pathlib import Path
+
+from django.core.exceptions import ImproperlyConfigured
+
+from config.env import database_config, env_bool, env_int, env_list, env_path, env_str
+
+BASE_DIR = Path(__file__).resolve().parent.parent.parent
+
+# Local state (the SQLite file, uploads, private test sets) lives under var/, which git ignores.
+VAR_DIR = env_path("PODIUM_VAR_DIR", BASE_DIR / "var")
+
+DEBUG = env_bool("DEBUG", default=False)
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS")
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "django_q",
+    # Ours, lowest layer first; imports only point down: judging -> submissions -> benchmark -> core.
+    "core",
+    "accounts",
+    "benchmark",
+    "submissions",
+    "judging",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "config.urls"
+WSGI_APPLICATION = "config.wsgi.application"
+ASGI_APPLICATION = "config.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# Database: PostgreSQL when DATABASE_URL is set, else an SQLite file under var/.
+SQLITE_PATH = VAR_DIR / "podium.sqlite3"
+DATABASES = {"default": database_config(env_str("DATABASE_URL"), sqlite_path=SQLITE_PATH)}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # SQLite cannot create the folder of its file; a fresh clone has no var/ yet.
+    VAR_DIR.mkdir(parents=True, exist_ok=True)
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# The user model exists from the first migration: swapping it later is a painful migration.
+AUTH_USER_MODEL = "accounts.User"
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = env_path("STATIC_ROOT", BASE_DIR / "staticfiles")
+MEDIA_URL = "media/"
+MEDIA_ROOT = env_path("MEDIA_ROOT", VAR_DIR / "media")
+
+# Private data: ground truth and other files that must never be served. Deliberately outside
+# MEDIA_ROOT so no URL can reach it; only services read it.
+PODIUM_PRIVATE_DIR = env_path("PODIUM_PRIVATE_DIR", VAR_DIR / "private")
+PODIUM_TESTSET_DIR = env_path("PODIUM_TESTSET_DIR", PODIUM_PRIVATE_DIR / "testsets")
+if PODIUM_TESTSET_DIR.is_relative_to(MEDIA_ROOT) or PODIUM_PRIVATE_DIR.is_relative_to(MEDIA_ROOT):
+    raise ImproperlyConfigured(
+        "PODIUM_PRIVATE_DIR and PODIUM_TESTSET_DIR must be outside MEDIA_ROOT."
+    )
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": ["rest_framework.authentication.SessionAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+}
+
+# django-q2 with the ORM broker: the queue is a table in our own database, so the worker
+# (`manage.py qcluster`) needs nothing besides the database.
+Q_CLUSTER = {
+    "name": "podium",
+    "orm": "default",
+    "workers": env_int("Q_WORKERS", 2),
+    "timeout": env_int("Q_TIMEOUT", 600),
+    # The broker re-delivers a task not acknowledged within `retry` seconds; it must exceed
+    # `timeout`, or a slow task would run twice at once.
+    "retry": env_int("Q_RETRY", 720),
+    "max_attempts": env_int("Q_MAX_ATTEMPTS", 3),
+    "catch_up": False,
+    "sync": env_bool("Q_SYNC", default=False),
+}
+if Q_CLUSTER["retry"] <= Q_CLUSTER["timeout"]:
+    raise ImproperlyConfigured("Q_RETRY must be greater than Q_TIMEOUT.")
+
+LOG_LEVEL = env_str("LOG_LEVEL", "INFO").upper()
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"},
+    },
+    "handlers": {
+        "console": {"class": "logging.StreamHandler", "formatter": "plain"},
+    },
+    "root": {"handlers": ["console"], "level": LOG_LEVEL},
+    "loggers": {
+        # SQL at DEBUG is noise unless asked for explicitly.
+        "django.db.backends": {"level": env_str("DB_LOG_LEVEL", "WARNING").upper()},
+    },
+}

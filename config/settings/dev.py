@@ -1,0 +1,9 @@
+"""Local development: DEBUG on, a throwaway secret key, localhost only."""
+
+from config.env import env_bool, env_list, env_str
+
+from .base import *  # noqa: F403
+
+SECRET_KEY = env_str("SECRET_KEY", "django-insecure-podium-dev-only-never-use-in-production")
+DEBUG = env_bool("DEBUG", default=True)
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost"])

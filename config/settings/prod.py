@@ -1,0 +1,24 @@
+"""Production: every secret and host comes from the environment; a missing one stops the start.
+
+``require`` raises ``ImproperlyConfigured`` naming the variable, so a misconfigured deploy fails
+at import instead of running with a default.
+"""
+
+from config.env import env_bool, env_int, require
+
+from .base import *  # noqa: F403
+
+SECRET_KEY = require("SECRET_KEY")
+ALLOWED_HOSTS = [host.strip() for host in require("ALLOWED_HOSTS").split(",") if host.strip()]
+# Production runs on PostgreSQL: the SQLite fallback in base is for development only.
+require("DATABASE_URL")
+
+DEBUG = env_bool("DEBUG", default=False)
+
+# HTTPS: behind a TLS-terminating proxy that sets X-Forwarded-Proto.
+SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", default=True)
+SESSION_COOKIE_SECURE = True
+CSRF_COOKIE_SECURE = True
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 3600)
+SECURE_CONTENT_TYPE_NOSNIFF = True

@@ -1,0 +1,11 @@
+"""pytest's settings (see pyproject.toml). The database still follows DATABASE_URL, so the suite
+runs on SQLite by default and on PostgreSQL in CI."""
+
+from config.env import env_str
+
+from .base import *  # noqa: F403
+
+SECRET_KEY = env_str("SECRET_KEY", "django-insecure-podium-test-only")
+DEBUG = False
+# Fast hashing: the suite creates many users, and hash strength is not under test.
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

@@ -1,0 +1,9 @@
+"""WSGI entry point. Production sets DJANGO_SETTINGS_MODULE=config.settings.prod explicitly."""
+
+import os
+
+from django.core.wsgi import get_wsgi_application
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.dev")
+
+application = get_wsgi_application()

@@ -1,0 +1,1 @@
+"""Shared plumbing used by every app: domain errors, and later the audit log."""

@@ -1,0 +1,35 @@
+"""The domain error hierarchy.
+
+Services raise these; interfaces translate them: HTML views into messages, the API's exception
+handler into 4xx JSON, commands into ``CommandError``. Catch ``DomainError`` to handle any of them.
+They describe a refused request, never a bug: a bug stays an ordinary exception and a 500.
+"""
+
+
+class DomainError(Exception):
+    """A request the domain refuses; the message is safe to show to the person who made it."""
+
+
+class InvalidTransition(DomainError):
+    """A state change that the state's transition map does not allow (e.g. verifying a draft)."""
+
+
+class QuotaExceeded(DomainError):
+    """The submitter has used up their submissions for the current window."""
+
+
+class InvalidPredictions(DomainError):
+    """An uploaded predictions file that cannot be scored: bad JSON, wrong row count, misaligned
+    ids or qa_types (spec 2).
+
+    ``messages`` holds one line per problem, so an interface can list the first few offending rows
+    instead of a single opaque error.
+    """
+
+    def __init__(self, messages: list[str] | str):
+        self.messages: list[str] = [messages] if isinstance(messages, str) else list(messages)
+        super().__init__("; ".join(self.messages))
+
+
+class JudgeUnavailable(DomainError):
+    """The LLM judge cannot be reached or is not configured; judging can be retried later."""

@@ -1,0 +1,1 @@
+"""Entries, their results and the boards (published entries ranked by benchmark's ranking)."""

@@ -1,0 +1,105 @@
+import pytest
+
+from benchmark.scoring.metrics.dense_captioning import (
+    activitynet_iou,
+    flatten_overlaps,
+    score_dense_captioning,
+    temporal_f1,
+)
+from benchmark.scoring.parsers import CaptionEvent, parse_dense_captions
+from benchmark.scoring.tasks import DVC_F1
+
+from .factories import gt_record, make_test_set
+
+pytestmark = pytest.mark.unit
+
+
+def dvc_record(segments, shape="nested", **kwargs):
+    segs = [{"start": s, "end": e, "caption": c} for s, e, c in segments]
+    struc = {"nested": [segs], "dc_segments": [{"dc_segments": segs}], "flat": segs}[shape]
+    return gt_record("dense_captioning_gpt", "reference", struc, **kwargs)
+
+
+def dvc_metric(records, predictions):
+    test_set = make_test_set(*records)
+    items = list(zip(test_set.samples, predictions, strict=True))
+    return score_dense_captioning(items)
+
+
+def test_parse_one_event_per_line_and_drop_repeated_spans():
+    text = "0.0-10.0 seconds: cut: the surgeon cuts\n0.0-10.0 seconds: again\n10.0-20.0 second: tie"
+    assert parse_dense_captions(text) == [
+        CaptionEvent(0.0, 10.0, "cut: the surgeon cuts"),
+        CaptionEvent(10.0, 20.0, "tie"),
+    ]
+
+
+def test_parse_events_on_one_line_stay_one_event():
+    events = parse_dense_captions("0.0-10.0 seconds: cut 10.0-20.0 seconds: tie")
+    assert events == [CaptionEvent(0.0, 10.0, "cut 10.0-20.0 seconds: tie")]
+
+
+def test_parse_zero_shot_fallback_reads_spaced_dashes():
+    events = parse_dense_captions("1.0 - 5.0 seconds - the surgeon cuts the suture.")
+    assert events == [CaptionEvent(1.0, 5.0, "the surgeon cuts the suture")]
+
+
+def test_activitynet_iou_union_is_min_of_hull_and_summed_lengths():
+    assert activitynet_iou((0, 10), (5, 20)) == pytest.approx(5 / 20)
+    assert activitynet_iou((0, 10), (0, 10)) == pytest.approx(1.0)
+    assert activitynet_iou((0, 0), (0, 0)) == 0.0
+
+
+def test_flatten_keeps_the_longest_caption_per_piece():
+    pieces = flatten_overlaps([CaptionEvent(0, 10, "a"), CaptionEvent(5, 20, "b")])
+    assert pieces == [CaptionEvent(0, 5, "a"), CaptionEvent(5, 10, "b"), CaptionEvent(10, 20, "b")]
+
+
+def test_overlapping_predictions_are_flattened_before_matching():
+    outcome = dvc_metric([dvc_record([(0, 20, "x")])], ["0.0-10.0 seconds: a\n5.0-20.0 seconds: b"])
+    # Pieces (0,5) (5,10) (10,20) against (0,20): only (10,20) passes, and only @0.3.
+    # P = (1/3 + 0 + 0) / 3, R = (1 + 0 + 0) / 3, F1 = 2PR / (P + R) = 1/6.
+    assert outcome.metrics[DVC_F1].value == pytest.approx(1 / 6)
+
+
+def test_thresholds_are_strict_and_frames_are_truncated():
+    # fps 1: 1.9 s -> frame 1, so IoU((0,1),(0,2)) = 0.5, which is not > 0.5.
+    assert temporal_f1([(0, 1)], [(0, 2)]) == pytest.approx(1 / 3)
+    outcome = dvc_metric([dvc_record([(0.0, 2.0, "x")])], ["0.0-1.9 seconds: x"])
+    assert outcome.metrics[DVC_F1].value == pytest.approx(1 / 3)
+
+
+def test_matching_is_many_to_many():
+    # Two predictions both cover the single reference: precision 1, recall 1.
+    assert temporal_f1([(0, 10), (0, 9)], [(0, 10)]) == pytest.approx(1.0)
+
+
+def test_datasets_are_weighted_by_their_sample_count_including_skipped_samples():
+    records = [
+        dvc_record([(0, 10, "x")], dataset="AVOS"),
+        dvc_record([(0, 10, "x")], dataset="AVOS"),
+        dvc_record([(0, 10, "x")], dataset="NurViD", shape="dc_segments"),
+    ]
+    predictions = ["0.0-10.0 seconds: x", "no events here", "50.0-60.0 seconds: x"]
+    metric = dvc_metric(records, predictions).metrics[DVC_F1]
+    # AVOS: mean of the one scored sample = 1.0, weight 2; NurViD: 0.0, weight 1.
+    assert metric.value == pytest.approx(2 / 3)
+    assert metric.per_dataset == {"AVOS": 1.0, "NurViD": 0.0}
+    assert (metric.scored, metric.total) == (2, 3)
+
+
+def test_a_dataset_with_nothing_parsed_keeps_its_weight_at_zero():
+    records = [dvc_record([(0, 10, "x")], dataset="AVOS"), dvc_record([(0, 10, "x")], dataset="CoPESD")]
+    metric = dvc_metric(records, ["0.0-10.0 seconds: x", ""]).metrics[DVC_F1]
+    assert metric.value == 0.5
+    assert metric.per_dataset == {"AVOS": 1.0, "CoPESD": 0.0}
+
+
+def test_reference_segments_need_start_end_and_caption():
+    records = [
+        dvc_record([(0, 10, "x")], shape="flat"),
+        gt_record("dense_captioning_gemini", "r", [[{"start": 0, "end": 10}]], dataset="CoPESD"),
+    ]
+    metric = dvc_metric(records, ["0.0-10.0 seconds: x"] * 2).metrics[DVC_F1]
+    # The CoPESD sample has no usable reference segment: skipped, its dataset weighs 0.0.
+    assert (metric.value, metric.scored) == (0.5, 1)

@@ -1,0 +1,114 @@
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.core.exceptions import ImproperlyConfigured
+
+from config.env import database_config, env_bool, env_list, require
+
+SQLITE_PATH = Path("/srv/podium/var/podium.sqlite3")
+
+
+@pytest.mark.unit
+def test_database_url_selects_postgresql():
+    config = database_config(
+        "postgres://podium:pw@db.internal:5433/podium_prod", sqlite_path=SQLITE_PATH
+    )
+
+    assert (config["ENGINE"], config["NAME"], config["USER"], config["HOST"], config["PORT"]) == (
+        "django.db.backends.postgresql",
+        "podium_prod",
+        "podium",
+        "db.internal",
+        5433,
+    )
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("database_url", [None, "", "   "])
+def test_without_database_url_the_default_is_an_sqlite_file(database_url):
+    config = database_config(database_url, sqlite_path=SQLITE_PATH)
+
+    assert config == {"ENGINE": "django.db.backends.sqlite3", "NAME": str(SQLITE_PATH)}
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize(
+    ("raw", "expected"), [("1", True), ("True", True), ("on", True), ("0", False), ("no", False)]
+)
+def test_env_bool_reads_the_usual_spellings(monkeypatch, raw, expected):
+    monkeypatch.setenv("PODIUM_TEST_FLAG", raw)
+
+    assert env_bool("PODIUM_TEST_FLAG") is expected
+
+
+@pytest.mark.unit
+def test_env_bool_rejects_anything_else(monkeypatch):
+    monkeypatch.setenv("PODIUM_TEST_FLAG", "maybe")
+
+    with pytest.raises(ImproperlyConfigured, match="PODIUM_TEST_FLAG"):
+        env_bool("PODIUM_TEST_FLAG")
+
+
+@pytest.mark.unit
+def test_env_list_splits_on_commas_and_drops_blanks(monkeypatch):
+    monkeypatch.setenv("PODIUM_TEST_HOSTS", "podium.example.org, www.podium.example.org,")
+
+    assert env_list("PODIUM_TEST_HOSTS") == ["podium.example.org", "www.podium.example.org"]
+
+
+@pytest.mark.unit
+def test_require_names_the_missing_variable(monkeypatch):
+    monkeypatch.delenv("PODIUM_TEST_REQUIRED", raising=False)
+
+    with pytest.raises(ImproperlyConfigured, match="PODIUM_TEST_REQUIRED"):
+        require("PODIUM_TEST_REQUIRED")
+
+
+def _load_prod_settings(repo_root: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    """Import config.settings.prod through django.setup() in a fresh interpreter with ``env``."""
+    clean = {
+        key: value
+        for key, value in os.environ.items()
+        if key not in {"SECRET_KEY", "ALLOWED_HOSTS", "DATABASE_URL", "DEBUG"}
+    }
+    clean |= {"DJANGO_SETTINGS_MODULE": "config.settings.prod", **env}
+    code = "import django; django.setup(); from django.conf import settings; print(settings.DEBUG)"
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=repo_root,
+        env=clean,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+PROD_ENV = {
+    "SECRET_KEY": "a-long-random-production-secret",
+    "ALLOWED_HOSTS": "podium.example.org",
+    "DATABASE_URL": "postgres://podium@127.0.0.1:5432/podium",
+}
+
+
+@pytest.mark.integration
+def test_prod_settings_fail_fast_without_secret_key(repo_root):
+    env = {key: value for key, value in PROD_ENV.items() if key != "SECRET_KEY"}
+
+    result = _load_prod_settings(repo_root, **env)
+
+    assert result.returncode == 1
+    assert (
+        "ImproperlyConfigured: The environment variable SECRET_KEY is required in production."
+        in result.stderr
+    )
+
+
+@pytest.mark.integration
+def test_prod_settings_load_when_everything_is_set(repo_root):
+    result = _load_prod_settings(repo_root, **PROD_ENV)
+
+    assert (result.returncode, result.stdout, result.stderr) == (0, "False\n", "")

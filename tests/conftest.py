@@ -1,0 +1,16 @@
+"""Fixtures shared by the whole suite.
+
+pytest-django reads ``DJANGO_SETTINGS_MODULE`` from pyproject.toml (``config.settings.test``); the
+database follows ``DATABASE_URL`` (SQLite in memory when unset, PostgreSQL in CI). Factories live
+next to the tests of their app (``tests/<app>/factories.py``).
+"""
+
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture(scope="session")
+def repo_root() -> Path:
+    """The repository's root folder (where manage.py is)."""
+    return Path(__file__).resolve().parent.parent
