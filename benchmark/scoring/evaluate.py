@@ -62,7 +62,9 @@ def evaluate(
                 metrics={}, parsed=[bool(text.strip()) for _, text in by_task[task]]
             )
 
-    found = {name: value for outcome in outcomes.values() for name, value in outcome.metrics.items()}
+    found = {
+        name: value for outcome in outcomes.values() for name, value in outcome.metrics.items()
+    }
     computed: dict[str, MetricValue] = {name: found[name] for name in METRIC_NAMES if name in found}
     return ScoreResult(
         scorer_version=SCORER_VERSION,

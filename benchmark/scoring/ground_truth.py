@@ -117,7 +117,7 @@ def load_ground_truth(source: bytes | str | Path | list[Any]) -> TestSet:
         raw = source
     if raw is not None:
         try:
-            records = json.loads(raw)
+            records = json.loads(raw.decode("utf-8-sig"))
         except (UnicodeDecodeError, json.JSONDecodeError) as error:
             raise GroundTruthError([Problem(f"not valid JSON: {error}")]) from None
         checksum = hashlib.sha256(raw).hexdigest()
@@ -190,7 +190,9 @@ def _conversation(conversations: Any) -> tuple[str, str]:
         elif role in ANSWER_ROLES:
             reference = turn.get("value", "")
     if reference is None:
-        raise _RecordError("conversations", "no 'gpt' or 'assistant' turn holds the reference answer")
+        raise _RecordError(
+            "conversations", "no 'gpt' or 'assistant' turn holds the reference answer"
+        )
     return question or "", reference
 
 
@@ -218,7 +220,9 @@ def _dataset(record: dict[str, Any]) -> str:
         value = record.get(name)
         if isinstance(value, str) and value and value != "Unknown":
             return value
-    raise _RecordError("data_source", "expected the source dataset in 'data_source' or 'dataset_name'")
+    raise _RecordError(
+        "data_source", "expected the source dataset in 'data_source' or 'dataset_name'"
+    )
 
 
 def _target(task: Task, record: dict[str, Any], reference: str) -> Target:
@@ -272,7 +276,7 @@ def _stg_box_dict(struc_info: Any) -> dict[str, Any]:
     else:
         boxes = {}
     if not isinstance(boxes, dict):
-        raise _RecordError("struc_info", "expected a box dict {\"<seconds>\": [x1, y1, x2, y2]}")
+        raise _RecordError("struc_info", 'expected a box dict {"<seconds>": [x1, y1, x2, y2]}')
     return boxes
 
 
@@ -282,7 +286,9 @@ def _stg_target(struc_info: Any) -> StgTarget:
         try:
             float(key)
         except ValueError:
-            raise _RecordError(f"struc_info.bbox_dict[{key!r}]", "timestamp keys must be numbers") from None
+            raise _RecordError(
+                f"struc_info.bbox_dict[{key!r}]", "timestamp keys must be numbers"
+            ) from None
         valid = (
             isinstance(box, list)
             and len(box) == 4
@@ -339,7 +345,9 @@ def _int_scores(scores: Any, field_name: str) -> dict[str, int]:
 
 
 def _cvs_target(struc_info: Any, reference: str) -> CvsTarget:
-    scores = _int_scores(_first_struc_item(struc_info).get("cvs_scores", {}), "struc_info[0].cvs_scores")
+    scores = _int_scores(
+        _first_struc_item(struc_info).get("cvs_scores", {}), "struc_info[0].cvs_scores"
+    )
     components = {name: value for name, value in scores.items() if name in CVS_COMPONENTS}
     return CvsTarget(components=components or parse_cvs(reference))
 

@@ -129,7 +129,7 @@ _DVC_EVENT = re.compile(
 # The official zero-shot fallback, applied line by line when the strict form finds nothing.
 _DVC_ZERO_SHOT = re.compile(
     r"(?:\*\*Start Time:\*\*|Start\s*\(?Time\)?|Time\s*Range:|Time\s*Interval:|^|\n)"
-    r"\s*(\d+\.?\d*)\s*[-–]\s*(\d+\.?\d*)\s*seconds?.*?(?:\*\*Description:\*\*|-)\s*(.+?)(?=\n\d|$)",
+    r"\s*(\d+\.?\d*)\s*[-\u2013]\s*(\d+\.?\d*)\s*seconds?.*?(?:\*\*Description:\*\*|-)\s*(.+?)(?=\n\d|$)",
     flags=re.DOTALL,
 )
 
@@ -180,7 +180,11 @@ CVS_COMPONENTS = ("two_structures", "cystic_plate", "hepatocystic_triangle")
 _CVS_RULES = (
     ("two structures", re.compile(r"two structures?:\s*(\d+)"), "two_structures"),
     ("cystic plate", re.compile(r"cystic plate:\s*(\d+)"), "cystic_plate"),
-    ("hepatocystic triangle", re.compile(r"hepatocystic triangle:\s*(\d+)"), "hepatocystic_triangle"),
+    (
+        "hepatocystic triangle",
+        re.compile(r"hepatocystic triangle:\s*(\d+)"),
+        "hepatocystic_triangle",
+    ),
 )
 
 

@@ -71,14 +71,20 @@ def _decode(source: bytes | str | Path | list[Any]) -> list[Any]:
             try:
                 source = Path(source).read_bytes()
             except OSError as error:
-                raise PredictionsError([Problem(f"cannot read the file: {error.strerror}")]) from None
+                raise PredictionsError(
+                    [Problem(f"cannot read the file: {error.strerror}")]
+                ) from None
         try:
-            rows = json.loads(source)
+            rows = json.loads(source.decode("utf-8-sig"))
         except UnicodeDecodeError:
             raise PredictionsError([Problem("the file is not UTF-8 text")]) from None
         except json.JSONDecodeError as error:
             raise PredictionsError(
-                [Problem(f"not valid JSON: {error.msg} at line {error.lineno}, column {error.colno}")]
+                [
+                    Problem(
+                        f"not valid JSON: {error.msg} at line {error.lineno}, column {error.colno}"
+                    )
+                ]
             ) from None
     if not isinstance(rows, list):
         hint = ""
@@ -123,8 +129,11 @@ def _check_row(index: int, row: Any, expected_id: str, expected_qa_type: str) ->
 
 
 def _is_reordered(rows: list[Any], test_set: TestSet) -> bool:
-    def key(row: Any) -> tuple[Any, Any] | None:
-        return (row.get("id"), row.get("qa_type")) if isinstance(row, dict) else None
+    def key(row: Any) -> tuple[str, str] | None:
+        if isinstance(row, dict) and isinstance(row.get("id"), str):
+            qa_type = row.get("qa_type")
+            return (row["id"], qa_type) if isinstance(qa_type, str) else None
+        return None
 
     submitted = Counter(key(row) for row in rows)
     expected = Counter((sample.id, sample.qa_type) for sample in test_set.samples)

@@ -51,7 +51,13 @@ def render_table(result: ScoreResult) -> str:
     lines.append(f"{'metric':<14} {'value':>8}   {'scored/total':>13}")
     for name in METRIC_NAMES:
         value = result.metrics[name]
-        shown = f"{value:8.3f}" if value is not None else " pending" if name.endswith("_llm") else "       -"
+        shown = (
+            f"{value:8.3f}"
+            if value is not None
+            else " pending"
+            if name.endswith("_llm")
+            else "       -"
+        )
         counts = result.counts.get(name)
         ratio = f"{counts['scored']}/{counts['total']}" if counts else ""
         lines.append(f"{name:<14} {shown}   {ratio:>13}")

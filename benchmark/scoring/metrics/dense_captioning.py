@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 
 from ..ground_truth import DenseCaptionTarget
@@ -14,7 +15,7 @@ THRESHOLDS = (0.3, 0.5, 0.7)
 
 def has_overlap(events: Sequence[CaptionEvent]) -> bool:
     ordered = sorted(events, key=lambda event: (event.start, event.end))
-    return any(nxt.start < cur.end for cur, nxt in zip(ordered, ordered[1:], strict=False))
+    return any(nxt.start < cur.end for cur, nxt in itertools.pairwise(ordered))
 
 
 def flatten_overlaps(events: Sequence[CaptionEvent]) -> list[CaptionEvent]:
@@ -22,7 +23,7 @@ def flatten_overlaps(events: Sequence[CaptionEvent]) -> list[CaptionEvent]:
     event's caption (the first one listed on ties). Uncovered gaps are dropped."""
     points = sorted({event.start for event in events} | {event.end for event in events})
     pieces = []
-    for start, end in zip(points, points[1:], strict=False):
+    for start, end in itertools.pairwise(points):
         covering = [event for event in events if event.start < end and event.end > start]
         if covering:
             longest = max(covering, key=lambda event: event.end - event.start)
@@ -39,7 +40,9 @@ def activitynet_iou(a: tuple[int, int], b: tuple[int, int]) -> float:
     return float(intersection) / (union + 1e-8)
 
 
-def temporal_f1(predicted: Sequence[tuple[int, int]], reference: Sequence[tuple[int, int]]) -> float:
+def temporal_f1(
+    predicted: Sequence[tuple[int, int]], reference: Sequence[tuple[int, int]]
+) -> float:
     """F1 of the precision and recall averaged over the IoU thresholds (strictly above).
 
     Matching is many-to-many: a prediction counts as correct when it overlaps any
@@ -60,7 +63,9 @@ def temporal_f1(predicted: Sequence[tuple[int, int]], reference: Sequence[tuple[
     return 2 * recall * precision / (recall + precision) if recall + precision > 0 else 0.0
 
 
-def dvc_sample_f1(events: Sequence[CaptionEvent], target: DenseCaptionTarget, fps: float) -> float | None:
+def dvc_sample_f1(
+    events: Sequence[CaptionEvent], target: DenseCaptionTarget, fps: float
+) -> float | None:
     """The sample's F1 in frames (int(seconds x fps)); None when it is skipped."""
     if has_overlap(events):
         events = flatten_overlaps(events)

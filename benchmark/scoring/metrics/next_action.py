@@ -57,7 +57,9 @@ def score_next_action(
         if reference and reference in classes:
             rows.append((sample.dataset, prediction, reference, classes))
 
-    chosen = _choose_classes([(prediction, classes) for _, prediction, _, classes in rows], most_similar)
+    chosen = _choose_classes(
+        [(prediction, classes) for _, prediction, _, classes in rows], most_similar
+    )
     hits: dict[str, list[bool]] = {}
     for (dataset, _, reference, _), label in zip(rows, chosen, strict=True):
         hits.setdefault(dataset, []).append(label == reference)

@@ -12,7 +12,12 @@ SCORES = {"Respect for tissue": 2, "Time and motion": 3, "Flow of operation": 4}
 
 
 def sa_record(scores=SCORES, level="N", answer="reference", dataset="JIGSAWS"):
-    return gt_record("skill_assessment", answer, [{"skill_level": level, "skill_scores": scores}], dataset=dataset)
+    return gt_record(
+        "skill_assessment",
+        answer,
+        [{"skill_level": level, "skill_scores": scores}],
+        dataset=dataset,
+    )
 
 
 def cvs_record(scores, answer="reference", dataset="Cholec80_CVS"):
@@ -30,7 +35,9 @@ def test_skill_parser_splits_on_commas_and_keeps_names_verbatim():
 
 
 def test_skill_aspects_missing_from_the_prediction_are_left_out():
-    outcome = run(score_skill_assessment, [sa_record()], ["Respect for tissue: 2/5, Time and motion: 1/5"])
+    outcome = run(
+        score_skill_assessment, [sa_record()], ["Respect for tissue: 2/5, Time and motion: 1/5"]
+    )
     # Respect 1/1 correct, Time 0/1, Flow not named: mean(1.0, 0.0).
     assert outcome.metrics[SA_ACC].value == 0.5
 
@@ -43,7 +50,11 @@ def test_skill_accuracy_is_balanced_over_aspects():
 
 
 def test_skill_prediction_without_any_n_of_5_is_skipped_not_zero():
-    outcome = run(score_skill_assessment, [sa_record(), sa_record()], ["A novice surgeon.", "Respect for tissue: 2/5"])
+    outcome = run(
+        score_skill_assessment,
+        [sa_record(), sa_record()],
+        ["A novice surgeon.", "Respect for tissue: 2/5"],
+    )
     assert (outcome.metrics[SA_ACC].value, outcome.metrics[SA_ACC].scored) == (1.0, 1)
 
 
@@ -53,12 +64,22 @@ def test_skill_aspect_names_are_case_sensitive():
 
 
 def test_skill_reference_text_is_used_when_structured_scores_are_missing():
-    record = gt_record("skill_assessment", "Respect for tissue: 4/5", [{"skill_level": "E"}], dataset="JIGSAWS")
-    assert run(score_skill_assessment, [record], ["Respect for tissue: 4/5"]).metrics[SA_ACC].value == 1.0
+    record = gt_record(
+        "skill_assessment", "Respect for tissue: 4/5", [{"skill_level": "E"}], dataset="JIGSAWS"
+    )
+    assert (
+        run(score_skill_assessment, [record], ["Respect for tissue: 4/5"]).metrics[SA_ACC].value
+        == 1.0
+    )
 
 
 def test_skill_reference_without_a_level_or_score_text_is_skipped():
-    record = gt_record("skill_assessment", "unknown", [{"skill_level": " ", "skill_scores": SCORES}], dataset="JIGSAWS")
+    record = gt_record(
+        "skill_assessment",
+        "unknown",
+        [{"skill_level": " ", "skill_scores": SCORES}],
+        dataset="JIGSAWS",
+    )
     outcome = run(score_skill_assessment, [record, sa_record()], ["Respect for tissue: 2/5"] * 2)
     assert outcome.metrics[SA_ACC].scored == 1
 

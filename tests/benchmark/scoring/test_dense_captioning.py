@@ -89,7 +89,10 @@ def test_datasets_are_weighted_by_their_sample_count_including_skipped_samples()
 
 
 def test_a_dataset_with_nothing_parsed_keeps_its_weight_at_zero():
-    records = [dvc_record([(0, 10, "x")], dataset="AVOS"), dvc_record([(0, 10, "x")], dataset="CoPESD")]
+    records = [
+        dvc_record([(0, 10, "x")], dataset="AVOS"),
+        dvc_record([(0, 10, "x")], dataset="CoPESD"),
+    ]
     metric = dvc_metric(records, ["0.0-10.0 seconds: x", ""]).metrics[DVC_F1]
     assert metric.value == 0.5
     assert metric.per_dataset == {"AVOS": 1.0, "CoPESD": 0.0}

@@ -27,7 +27,13 @@ class WordOverlap:
     def __call__(self, queries, candidates):
         self.calls.append((list(queries), list(candidates)))
         return [
-            max(range(len(candidates)), key=lambda i: (len(set(q.lower().split()) & set(candidates[i].lower().split())), -i))
+            max(
+                range(len(candidates)),
+                key=lambda i: (
+                    len(set(q.lower().split()) & set(candidates[i].lower().split())),
+                    -i,
+                ),
+            )
             for q in queries
         ]
 
@@ -73,7 +79,10 @@ def test_no_counted_sample_means_no_value():
 
 def test_copesd_legacy_names_map_on_both_sides():
     outcome = nap(
-        [nap_record("hold flap with forceps", "CoPESD"), nap_record("stabilize flap with forceps", "CoPESD")],
+        [
+            nap_record("hold flap with forceps", "CoPESD"),
+            nap_record("stabilize flap with forceps", "CoPESD"),
+        ],
         ["stabilize flap with forceps", "hold flap with forceps"],
         refuse,
     )
@@ -86,18 +95,24 @@ def test_legacy_names_are_not_mapped_outside_copesd():
 
 def test_nurvid_takes_the_first_procedure_in_file_order():
     question = "During Subcutaneous Injection Insulin, what is the next step?"
-    assert class_list("NurViD", question, LABELS) == LABELS.nurvid_by_procedure["Subcutaneous Injection"]
+    assert (
+        class_list("NurViD", question, LABELS)
+        == LABELS.nurvid_by_procedure["Subcutaneous Injection"]
+    )
 
 
 def test_nurvid_without_a_known_procedure_uses_the_sorted_union():
     classes = class_list("NurViD", "What comes next?", LABELS)
     assert classes == tuple(sorted(set(classes)))
-    assert "Handwashing" in classes and "Defibrillate" in classes
+    assert "Handwashing" in classes
+    assert "Defibrillate" in classes
 
 
 def test_datasets_without_a_list_use_their_sorted_unique_reference_labels():
     similar = WordOverlap()
-    records = [nap_record(label, "EgoSurgery") for label in ("cut tissue", "suture skin", "suture skin")]
+    records = [
+        nap_record(label, "EgoSurgery") for label in ("cut tissue", "suture skin", "suture skin")
+    ]
     outcome = nap(records, ["cut tissue", "suture the skin", "cut"], similar)
     assert similar.calls == [(["suture the skin", "cut"], ["cut tissue", "suture skin"])]
     assert outcome.metrics[NAP_ACC].value == pytest.approx(2 / 3)
@@ -105,7 +120,11 @@ def test_datasets_without_a_list_use_their_sorted_unique_reference_labels():
 
 
 def test_accuracy_is_pooled_over_samples_with_per_dataset_breakdown():
-    records = [nap_record("tying"), nap_record("preparation", "CholecT50"), nap_record("preparation", "CholecT50")]
+    records = [
+        nap_record("tying"),
+        nap_record("preparation", "CholecT50"),
+        nap_record("preparation", "CholecT50"),
+    ]
     outcome = nap(records, ["tying", "preparation", "gallbladder-extraction"], refuse)
     assert outcome.metrics[NAP_ACC].value == pytest.approx(2 / 3)
     assert outcome.metrics[NAP_ACC].per_dataset == {"AVOS": 1.0, "CholecT50": 0.5}

@@ -25,7 +25,8 @@ def stg_value(records, predictions):
 
 def test_perfect_keyed_answer_scores_one():
     metric = stg_value(
-        [stg_record({"1.0": A, "2.0": B})], ["1.0 seconds: [0, 0, 10, 10] 2.0 seconds: [10, 0, 20, 10]"]
+        [stg_record({"1.0": A, "2.0": B})],
+        ["1.0 seconds: [0, 0, 10, 10] 2.0 seconds: [10, 0, 20, 10]"],
     )
     assert metric.value == 1.0
 
@@ -50,7 +51,9 @@ def test_two_decimal_reference_key_misses_and_reuses_the_previous_box():
 
 
 def test_keyed_answers_match_integer_like_reference_keys():
-    metric = stg_value([stg_record({"1": A, "3": B})], ["1 seconds: [0, 0, 10, 10] 3 seconds: [10, 0, 20, 10]"])
+    metric = stg_value(
+        [stg_record({"1": A, "3": B})], ["1 seconds: [0, 0, 10, 10] 3 seconds: [10, 0, 20, 10]"]
+    )
     assert metric.value == 1.0
 
 
@@ -67,7 +70,9 @@ def test_bare_boxes_must_be_four_integers():
 
 
 def test_malformed_box_reuses_the_last_valid_box():
-    prediction = parse_stg("1.0 seconds: [0, 0, 10, 10] 2.0 seconds: [1, 2, 3] 3 seconds: [nan, 1, 2, 3]")
+    prediction = parse_stg(
+        "1.0 seconds: [0, 0, 10, 10] 2.0 seconds: [1, 2, 3] 3 seconds: [nan, 1, 2, 3]"
+    )
     assert prediction.keyed == {"1.0": [0.0, 0.0, 10.0, 10.0], "2.0": A, "3.0": A}
 
 
@@ -80,7 +85,8 @@ def test_malformed_first_box_is_dropped_and_scores_zero():
 
 def test_all_zero_box_counts_as_missing_and_reuses_the_previous_box():
     metric = stg_value(
-        [stg_record({"1.0": A, "2.0": A})], ["1.0 seconds: [0, 0, 10, 10] 2.0 seconds: [0, 0, 0, 0]"]
+        [stg_record({"1.0": A, "2.0": A})],
+        ["1.0 seconds: [0, 0, 10, 10] 2.0 seconds: [0, 0, 0, 0]"],
     )
     assert metric.value == 1.0
 

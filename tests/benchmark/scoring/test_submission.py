@@ -1,0 +1,145 @@
+"""Malformed predictions files: each is rejected with a message naming row, field and expectation."""
+
+import json
+
+import pytest
+
+from benchmark.scoring import PredictionsError, load_predictions
+
+from .factories import gt_record, make_test_set, rows_for
+
+pytestmark = pytest.mark.unit
+
+
+@pytest.fixture
+def test_set():
+    return make_test_set(
+        gt_record("tal", "0-1", [{"spans": [{"start": 0, "end": 1}]}], video_id="v1"),
+        gt_record("next_action", "tying", video_id="v1"),
+        gt_record("cvs_assessment", "Two structures: 1", dataset="Cholec80_CVS", video_id="v2"),
+    )
+
+
+def rejected(source, test_set) -> str:
+    with pytest.raises(PredictionsError) as caught:
+        load_predictions(source, test_set)
+    return str(caught.value)
+
+
+def test_a_well_formed_file_loads_in_test_set_order(test_set):
+    rows = rows_for(test_set, ["0-1", "tying", "Two structures: 1"])
+    assert load_predictions(json.dumps(rows).encode(), test_set) == [
+        "0-1",
+        "tying",
+        "Two structures: 1",
+    ]
+
+
+def test_invalid_json_names_line_and_column(test_set):
+    message = rejected(b'[{"id": "x",\n "qa_type": }]', test_set)
+    assert "not valid JSON: Expecting value at line 2, column 13" in message
+
+
+def test_empty_file(test_set):
+    assert "not valid JSON: Expecting value at line 1, column 1" in rejected(b"", test_set)
+
+
+def test_not_utf8(test_set):
+    assert "the file is not UTF-8 text" in rejected(b"\xff\xfe[]", test_set)
+
+
+def test_top_level_object_is_refused_as_a_merged_file(test_set):
+    message = rejected(b'{"0": {"answer": "x"}}', test_set)
+    assert "expected a JSON list of {id, qa_type, prediction} objects" in message
+    assert "merged results file" in message
+
+
+def test_wrong_row_count(test_set):
+    rows = rows_for(test_set, ["a", "b", "c"])[:2]
+    assert "expected 3 rows, one per test sample in test-set order, got 2" in rejected(
+        rows, test_set
+    )
+
+
+def test_row_that_is_not_an_object(test_set):
+    rows = rows_for(test_set, ["a", "b", "c"])
+    rows[1] = "tying"
+    assert "row 1: expected an object {id, qa_type, prediction}" in rejected(rows, test_set)
+
+
+def test_missing_prediction_field(test_set):
+    rows = rows_for(test_set, ["a", "b", "c"])
+    del rows[0]["prediction"]
+    assert "row 0, field 'prediction': missing" in rejected(rows, test_set)
+
+
+def test_null_prediction(test_set):
+    rows = rows_for(test_set, ["a", "b", "c"])
+    rows[2]["prediction"] = None
+    assert "row 2, field 'prediction': expected a string, got null" in rejected(rows, test_set)
+
+
+def test_numeric_prediction(test_set):
+    rows = rows_for(test_set, ["a", "b", "c"])
+    rows[1]["prediction"] = 3
+    assert "row 1, field 'prediction': expected a string, got a number (3)" in rejected(
+        rows, test_set
+    )
+
+
+def test_id_that_is_a_list(test_set):
+    rows = rows_for(test_set, ["a", "b", "c"])
+    rows[0]["id"] = ["v1"]
+    assert "row 0, field 'id': expected a string, got a list" in rejected(rows, test_set)
+
+
+def test_wrong_id_at_a_position(test_set):
+    rows = rows_for(test_set, ["a", "b", "c"])
+    rows[2]["id"] = "zzz&&0&&1&&1.0"
+    expected = test_set.samples[2].id
+    message = rejected(rows, test_set)
+    assert (
+        f"row 2, field 'id': expected '{expected}' at this position, got 'zzz&&0&&1&&1.0'"
+        in message
+    )
+
+
+def test_wrong_qa_type_at_a_position(test_set):
+    rows = rows_for(test_set, ["a", "b", "c"])
+    rows[1]["qa_type"] = "tal"
+    message = rejected(rows, test_set)
+    assert "row 1, field 'qa_type': expected 'next_action' at this position, got 'tal'" in message
+
+
+def test_rows_sorted_by_task_are_recognised_as_reordered(test_set):
+    rows = rows_for(test_set, ["a", "b", "c"])
+    reordered = [rows[2], rows[1], rows[0]]  # e.g. grouped by task by an inference script
+    message = rejected(reordered, test_set)
+    assert "the rows hold the right samples but in a different order" in message
+    assert "row 0, field 'id'" in message
+
+
+def test_ground_truth_fields_are_refused(test_set):
+    rows = rows_for(test_set, ["a", "b", "c"])
+    rows[0]["gnd"] = "0-1"
+    rows[0]["struc_info"] = []
+    message = rejected(rows, test_set)
+    assert "row 0, field 'gnd': Podium never accepts ground truth from a submitter" in message
+    assert "row 0, field 'struc_info'" in message
+
+
+def test_many_problems_are_counted_not_all_listed():
+    records = [gt_record("next_action", "tying", video_id=f"v{n}") for n in range(15)]
+    test_set = make_test_set(*records)
+    rows = rows_for(test_set, ["x"] * 15)
+    for row in rows:
+        row["prediction"] = 1
+    message = rejected(rows, test_set)
+    assert "(15 problem(s))" in message
+    assert "... and 5 more problem(s) not listed." in message
+
+
+def test_missing_file_is_reported_without_a_traceback(tmp_path, test_set):
+    assert "cannot read the file: No such file or directory" in rejected(
+        tmp_path / "nope.json", test_set
+    )
