@@ -1,0 +1,74 @@
+"""Benchmark: score the 6,245-row demo predictions file end to end.
+
+    .venv/bin/python bench/score.py [--runs 7] [--kind noisy]
+
+Prints the median wall time of load + validate + seven metrics + NAP embeddings (the
+MiniLM model loaded once, before timing), the same with the ground-truth file loaded
+each time too, a bare `json.load` of the predictions file, the ratio of the two, and
+the process's peak RSS. Targets (2-core machine): <= 1.0 s and <= 400 MB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmark.demo_testset import write_demo_files  # noqa: E402
+from benchmark.scoring import evaluate, load_ground_truth, load_predictions  # noqa: E402
+from benchmark.scoring.embedding import default_encoder  # noqa: E402
+
+
+def median_seconds(action, runs: int) -> float:
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        action()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--kind", choices=("perfect", "noisy", "prose"), default="noisy")
+    args = parser.parse_args()
+
+    with tempfile.TemporaryDirectory() as folder:
+        paths = write_demo_files(Path(folder), seed=0)
+        ground_truth_path, predictions_path = paths["ground_truth"], paths[args.kind]
+        predictions_bytes = predictions_path.read_bytes()
+        test_set = load_ground_truth(ground_truth_path)
+        default_encoder()  # load the model once, outside the timings
+
+        def score_submission():
+            return evaluate(test_set, load_predictions(predictions_bytes, test_set))
+
+        def score_with_ground_truth():
+            ground_truth = load_ground_truth(ground_truth_path)
+            return evaluate(ground_truth, load_predictions(predictions_bytes, ground_truth))
+
+        result = score_submission()
+        scoring = median_seconds(score_submission, args.runs)
+        with_ground_truth = median_seconds(score_with_ground_truth, args.runs)
+        bare = median_seconds(lambda: json.loads(predictions_bytes), args.runs)
+
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"predictions file: {args.kind}, {len(test_set)} rows, {len(predictions_bytes) / 1e6:.2f} MB")
+    print(f"score (load + validate + 7 metrics + NAP embeddings): {scoring * 1000:8.1f} ms (median of {args.runs})")
+    print(f"  ... also loading the ground-truth file each time:   {with_ground_truth * 1000:8.1f} ms")
+    print(f"bare json.load of the predictions file:               {bare * 1000:8.1f} ms")
+    print(f"ratio score / json.load:                              {scoring / bare:8.1f} x")
+    print(f"peak RSS:                                             {peak_mb:8.1f} MB")
+    print(f"metrics: {json.dumps(result.metrics)}")
+
+
+if __name__ == "__main__":
+    main()
