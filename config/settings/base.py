@@ -137,6 +137,8 @@ LOGGING = {
     },
     "root": {"handlers": ["console"], "level": LOG_LEVEL},
     "loggers": {
+        # Replaces Django's default "django" handler, which would print every line a second time.
+        "django": {"handlers": ["console"], "level": LOG_LEVEL, "propagate": False},
         # SQL at DEBUG is noise unless asked for explicitly.
         "django.db.backends": {"level": env_str("DB_LOG_LEVEL", "WARNING").upper()},
     },

@@ -28,7 +28,9 @@ class MetricValue:
 @dataclass(frozen=True, slots=True)
 class TaskOutcome:
     metrics: dict[str, MetricValue]
-    parsed: list[bool]  # one flag per item, in the order the items came
+    # One flag per item, in item order: did the answer parse? None where the item is
+    # not scored for reasons of its reference (e.g. a next-action label outside its list).
+    parsed: list[bool | None]
 
 
 def by_dataset(items: Iterable[Item]) -> dict[str, list[Item]]:

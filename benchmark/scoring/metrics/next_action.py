@@ -31,7 +31,8 @@ def score_next_action(
 
     A prediction that is exactly a class (after strip and, for CoPESD, the legacy
     mapping) takes it; any other text, even empty, takes the class whose sentence
-    embedding is most similar. "Parsed" here means "answered with an exact label".
+    embedding is most similar. "Parsed" here means "answered with an exact label";
+    skipped samples are neither parsed nor unparsed.
     The class lists hold no repeated label, so comparing labels equals the official
     comparison of class indices.
     """
@@ -53,9 +54,11 @@ def score_next_action(
     parsed = []
     for (sample, _), (prediction, reference, classes) in zip(items, normalized, strict=True):
         classes = classes if classes is not None else free_lists.get(sample.dataset, ())
-        parsed.append(prediction in classes)
         if reference and reference in classes:
             rows.append((sample.dataset, prediction, reference, classes))
+            parsed.append(prediction in classes)
+        else:
+            parsed.append(None)
 
     chosen = _choose_classes(
         [(prediction, classes) for _, prediction, _, classes in rows], most_similar

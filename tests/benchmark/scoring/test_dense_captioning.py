@@ -44,6 +44,11 @@ def test_parse_zero_shot_fallback_reads_spaced_dashes():
     assert events == [CaptionEvent(1.0, 5.0, "the surgeon cuts the suture")]
 
 
+def test_parse_zero_shot_fallback_accepts_an_en_dash_and_bold_labels():
+    events = parse_dense_captions("**Start Time:** 2 \u2013 4 seconds **Description:** Cutting.")
+    assert events == [CaptionEvent(2.0, 4.0, "Cutting")]
+
+
 def test_activitynet_iou_union_is_min_of_hull_and_summed_lengths():
     assert activitynet_iou((0, 10), (5, 20)) == pytest.approx(5 / 20)
     assert activitynet_iou((0, 10), (0, 10)) == pytest.approx(1.0)

@@ -119,3 +119,13 @@ def test_result_round_trips_through_json(test_set):
 def test_predictions_must_be_aligned(test_set):
     with pytest.raises(ValueError, match="aligned"):
         evaluate(test_set, PERFECT[:-1])
+
+
+def test_samples_skipped_for_their_reference_are_not_counted_as_unparsed():
+    test_set = make_test_set(gt_record("next_action", "dancing"), gt_record("next_action", "tying"))
+    result = evaluate(
+        test_set, ["dancing", "I think tying"], most_similar=lambda q, c: [1] * len(q)
+    )
+    assert result.parsed["next_action"] == {"total": 1, "parsed": 0}
+    assert [example.row for example in result.unparsed_examples["next_action"]] == [1]
+    assert result.counts["NAP_acc"] == {"scored": 1, "total": 2}

@@ -71,6 +71,7 @@ def test_empty_answer_still_maps_to_some_class():
 def test_reference_outside_the_class_list_is_skipped():
     outcome = nap([nap_record("dancing"), nap_record("tying")], ["dancing", "tying"])
     assert (outcome.metrics[NAP_ACC].value, outcome.metrics[NAP_ACC].scored) == (1.0, 1)
+    assert outcome.parsed == [None, True]  # a skipped sample is not an unparsed answer
 
 
 def test_no_counted_sample_means_no_value():
