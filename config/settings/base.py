@@ -29,6 +29,12 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "django_q",
+    # Sign-in (docs/accounts.md). No django.contrib.sites: allauth works without it, and a single
+    # site needs no Site row to keep in sync with its domain.
+    "allauth",
+    "allauth.account",
+    "allauth.socialaccount",
+    "allauth.socialaccount.providers.github",
     # Ours, lowest layer first; imports only point down: judging -> submissions -> benchmark -> core.
     "core",
     "accounts",
@@ -45,6 +51,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "allauth.account.middleware.AccountMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -61,6 +68,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "accounts.context_processors.sign_in_options",
             ],
         },
     },
@@ -82,6 +90,49 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+
+# --- Sign-in: django-allauth, GitHub plus optional local accounts (docs/accounts.md).
+AUTHENTICATION_BACKENDS = [
+    # The admin's password login (/admin/), which stays available to staff in every setup.
+    "django.contrib.auth.backends.ModelBackend",
+    "allauth.account.auth_backends.AuthenticationBackend",
+]
+LOGIN_URL = "account_login"
+LOGIN_REDIRECT_URL = "/"
+ACCOUNT_ADAPTER = "accounts.adapters.AccountAdapter"
+SOCIALACCOUNT_ADAPTER = "accounts.adapters.SocialAccountAdapter"
+# Local accounts (username + password, created on our signup page). On by default so a fresh
+# machine can sign in without a GitHub OAuth app; prod turns them off unless asked. Read at request
+# time by the adapters, so tests may flip it with the `settings` fixture.
+PODIUM_LOCAL_ACCOUNTS = env_bool("PODIUM_LOCAL_ACCOUNTS", default=True)
+ACCOUNT_LOGIN_METHODS = {"username", "email"}
+ACCOUNT_SIGNUP_FIELDS = ["username*", "email*", "password1*", "password2*"]
+# No verification mail: Podium sends no mail yet, and GitHub addresses arrive verified by GitHub.
+ACCOUNT_EMAIL_VERIFICATION = "none"
+# Starting the GitHub flow takes a POST (the sign-in button is a form): a GET-triggered OAuth
+# redirect can be forced on a visitor by any page that links or embeds the URL.
+SOCIALACCOUNT_LOGIN_ON_GET = False
+# A first GitHub sign-in creates the user at once with GitHub's login as the username when it is
+# free; a clash on the email address falls back to allauth's short signup form.
+SOCIALACCOUNT_AUTO_SIGNUP = True
+SOCIALACCOUNT_QUERY_EMAIL = True
+# The GitHub OAuth app comes from the environment; no SocialApp row is needed. Without both
+# variables there is no app and the sign-in pages say how to add one.
+_github_client_id = env_str("GITHUB_CLIENT_ID").strip()
+_github_client_secret = env_str("GITHUB_CLIENT_SECRET").strip()
+if bool(_github_client_id) != bool(_github_client_secret):
+    raise ImproperlyConfigured("Set both GITHUB_CLIENT_ID and GITHUB_CLIENT_SECRET, or neither.")
+SOCIALACCOUNT_PROVIDERS = {
+    "github": {
+        # read:user for the profile, user:email for the (possibly private) verified addresses.
+        "SCOPE": ["read:user", "user:email"],
+        "APPS": (
+            [{"client_id": _github_client_id, "secret": _github_client_secret}]
+            if _github_client_id
+            else []
+        ),
+    },
+}
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"

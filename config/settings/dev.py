@@ -7,3 +7,5 @@ from .base import *  # noqa: F403
 SECRET_KEY = env_str("SECRET_KEY", "django-insecure-podium-dev-only-never-use-in-production")
 DEBUG = env_bool("DEBUG", default=True)
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost"])
+# Mail (allauth's password reset) is printed to the console instead of sent.
+EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")

@@ -15,6 +15,10 @@ require("DATABASE_URL")
 
 DEBUG = env_bool("DEBUG", default=False)
 
+# Sign-in is through GitHub unless local accounts are asked for explicitly (docs/accounts.md).
+# The `accounts.E001` system check stops `migrate` and `check` when no way to sign in is left.
+PODIUM_LOCAL_ACCOUNTS = env_bool("PODIUM_LOCAL_ACCOUNTS", default=False)
+
 # HTTPS: behind a TLS-terminating proxy that sets X-Forwarded-Proto.
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", default=True)
