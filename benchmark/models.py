@@ -1,1 +1,214 @@
-"""No models yet."""
+"""Benchmarks, their metrics and their private, versioned test sets.
+
+A benchmark's definition (texts, metrics, ranking policy, submission rules) is data: it is
+created from ``benchmark/definitions.py`` by ``ensure_benchmark`` and its presentation is edited
+by maintainers through ``update_benchmark`` / ``update_metric``. Test sets are immutable once
+imported; a new ground-truth file is a new version, so results already computed against an
+older version keep meaning what they meant.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from django.conf import settings
+from django.db import models
+
+from benchmark.enums import MetricDirection, RankingScope, TieMethod
+
+# More decimals than this is never a display or ranking choice, only a typo.
+MAX_DECIMALS = 12
+
+
+class Benchmark(models.Model):
+    """One benchmark with its own board, e.g. MedVidBench.
+
+    The slug is permanent (URLs, the private test-set folder and imports use it). Every field
+    is written by ``benchmark.services`` (``ensure_benchmark`` creates, ``update_benchmark``
+    edits, each leaving an audit row); nothing here is a workflow state.
+    """
+
+    slug = models.SlugField(max_length=50, unique=True)
+    name = models.CharField(max_length=100)
+    description = models.CharField(
+        max_length=300, blank=True, help_text="One sentence, shown in benchmark lists."
+    )
+    about = models.TextField(
+        blank=True, help_text="The About tab: plain text, paragraphs separated by blank lines."
+    )
+    citation = models.TextField(blank=True, help_text="BibTeX.")
+    licence = models.TextField(blank=True)
+
+    # Ranking policy (spec 6): the About text's rule is the default; the official app's later
+    # behaviour is dense ties, per-board scope.
+    tie_method = models.CharField(max_length=10, choices=TieMethod, default=TieMethod.MIN)
+    ranking_scope = models.CharField(
+        max_length=10, choices=RankingScope, default=RankingScope.GLOBAL
+    )
+    ranking_decimals = models.PositiveSmallIntegerField(
+        null=True,
+        blank=True,
+        default=3,
+        help_text="Values are rounded to this many decimals before ranking; empty ranks on "
+        "full precision.",
+    )
+
+    # Submission rules.
+    daily_submission_limit = models.PositiveSmallIntegerField(
+        default=5, help_text="Submissions per user per day; 0 closes submissions."
+    )
+    max_upload_mb = models.PositiveSmallIntegerField(default=50)
+    is_public = models.BooleanField(
+        default=False, help_text="Listed and visible to everyone; staff always see it."
+    )
+
+    # spec 5: the judge prompt is protocol data, editable by maintainers, not a code literal.
+    judge_rubric = models.TextField(
+        blank=True,
+        help_text="The LLM judge's prompt, with {task}, {ground_truth} and {prediction}.",
+    )
+
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(tie_method__in=TieMethod.values),
+                name="benchmark_tie_method_valid",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(ranking_scope__in=RankingScope.values),
+                name="benchmark_ranking_scope_valid",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(ranking_decimals__isnull=True)
+                | models.Q(ranking_decimals__lte=MAX_DECIMALS),
+                name="benchmark_ranking_decimals_range",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(max_upload_mb__gte=1), name="benchmark_max_upload_positive"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def judge_rubric_checksum(self) -> str:
+        """sha256 of the rubric, so a judge verdict can record exactly which prompt it used."""
+        return hashlib.sha256(self.judge_rubric.encode()).hexdigest()
+
+
+class Metric(models.Model):
+    """One board column of a benchmark, e.g. MedVidBench's ``TAG_mIoU@0.3``.
+
+    ``key`` is the name the scorer reports the value under, so it never changes once results
+    exist; ``task`` is the scorer's task that feeds it. Written by ``ensure_benchmark``
+    (protocol fields) and ``update_metric`` (label, description, display precision).
+    """
+
+    benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="metrics")
+    key = models.CharField(max_length=50)
+    label = models.CharField(max_length=100)
+    description = models.TextField(blank=True)
+    task = models.CharField(max_length=50)
+    direction = models.CharField(
+        max_length=10, choices=MetricDirection, default=MetricDirection.HIGHER
+    )
+    display_decimals = models.PositiveSmallIntegerField(default=3)
+    is_judge_metric = models.BooleanField(
+        default=False, help_text="Filled by the LLM judge (step 2), pending until then."
+    )
+    # The official column order; equal positions fall back to creation order.
+    position = models.PositiveSmallIntegerField(default=0)
+
+    class Meta:
+        ordering = ["position", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["benchmark", "key"], name="metric_key_unique"),
+            models.CheckConstraint(
+                condition=models.Q(direction__in=MetricDirection.values),
+                name="metric_direction_valid",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(display_decimals__lte=MAX_DECIMALS),
+                name="metric_display_decimals_range",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.key
+
+    @property
+    def higher_is_better(self) -> bool:
+        return self.direction == MetricDirection.HIGHER
+
+
+class TestSet(models.Model):
+    """One version of a benchmark's private ground truth.
+
+    The file lives under ``settings.PODIUM_TESTSET_DIR`` (outside every served path), named
+    ``<slug>/v<version>-<checksum[:12]>.json``; ``file_name`` is relative to that folder. A row
+    and its file never change after import: a corrected ground truth is a new version, and each
+    result records the test set (hence its version) and the scorer version it was computed with.
+
+    ``is_active`` marks the version new submissions are scored against, at most one per
+    benchmark (a constraint). Its one writer is ``benchmark.services.set_active_testset``; the
+    importer calls it too.
+    """
+
+    __test__ = False  # not a pytest test class, despite the name
+
+    benchmark = models.ForeignKey(Benchmark, on_delete=models.PROTECT, related_name="test_sets")
+    version = models.PositiveIntegerField()
+    checksum = models.CharField(max_length=64, help_text="sha256 of the file, hex.")
+    file_name = models.CharField(max_length=255, help_text="Relative to PODIUM_TESTSET_DIR.")
+    record_count = models.PositiveIntegerField()
+    qa_type_counts = models.JSONField(default=dict)
+    task_counts = models.JSONField(default=dict)
+    dataset_counts = models.JSONField(default=dict)
+    scorer_version = models.CharField(
+        max_length=50, help_text="The benchmark.scoring version that validated the file."
+    )
+    is_active = models.BooleanField(default=False)
+    imported_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    notes = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["benchmark_id", "-version"]
+        constraints = [
+            models.UniqueConstraint(fields=["benchmark", "version"], name="testset_version_unique"),
+            models.UniqueConstraint(
+                fields=["benchmark", "checksum"], name="testset_checksum_unique"
+            ),
+            models.UniqueConstraint(
+                fields=["benchmark"],
+                condition=models.Q(is_active=True),
+                name="testset_one_active_per_benchmark",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(version__gte=1), name="testset_version_gte_1"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(checksum__regex=r"^[0-9a-f]{64}$"),
+                name="testset_checksum_sha256_hex",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.benchmark.slug} test set v{self.version}"
+
+    @property
+    def path(self) -> Path:
+        """Where the file is on disk (read from settings each time, so tests can move it)."""
+        return Path(settings.PODIUM_TESTSET_DIR) / self.file_name

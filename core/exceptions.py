@@ -31,5 +31,10 @@ class InvalidPredictions(DomainError):
         super().__init__("; ".join(self.messages))
 
 
+class InvalidTestSet(DomainError):
+    """A ground-truth file a maintainer tried to import that does not follow the benchmark's
+    official format (spec 1); the message is the loader's, naming each bad record and field."""
+
+
 class JudgeUnavailable(DomainError):
     """The LLM judge cannot be reached or is not configured; judging can be retried later."""

@@ -1,1 +1,171 @@
-"""No models yet."""
+"""Submissions to a benchmark and their evaluation runs.
+
+A `Submission` is what a researcher uploaded (or what maintainers imported from a published
+board): the model's details and the predictions file. An `Evaluation` is one scoring run of it
+against one test set version with one scorer version; a rerun is a new `Evaluation`. The board
+reads the newest run that has scores.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.conf import settings
+from django.db import models
+from django.db.models.functions import Lower
+
+from benchmark.models import Benchmark, TestSet
+
+from .enums import EvaluationStatus, FailureCode
+
+
+class SubmissionSource(models.TextChoices):
+    UPLOAD = "upload", "Uploaded predictions"
+    IMPORTED = "imported", "Imported published result"
+
+
+class VerificationStatus(models.TextChoices):
+    """Whether maintainers re-ran and confirmed the entry (verified entries form the Official
+    board). Its one writer is `submissions.services.set_verification_status`."""
+
+    UNVERIFIED = "unverified", "Unverified"
+    VERIFIED = "verified", "Verified"
+
+
+class Submission(models.Model):
+    """One entry: a model's predictions on a benchmark's test set, with the official form fields.
+
+    `publish=False` is the official "evaluate only, don't publish": the entry never appears on
+    a board, and its would-be rank is shown to its owner only. Published model names are unique
+    per benchmark (case-insensitive), as on the official board.
+    """
+
+    benchmark = models.ForeignKey(Benchmark, on_delete=models.PROTECT, related_name="submissions")
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="submissions",
+    )
+    source = models.CharField(
+        max_length=10, choices=SubmissionSource, default=SubmissionSource.UPLOAD
+    )
+
+    model_name = models.CharField(max_length=100)
+    institution = models.CharField(max_length=200, blank=True)
+    contact_email = models.EmailField(blank=True)
+    model_url = models.URLField(blank=True)
+    paper_url = models.URLField(blank=True)
+    code_url = models.URLField(blank=True)
+    is_challenge_entry = models.BooleanField(default=False)
+    team_name = models.CharField(max_length=200, blank=True)
+    authors = models.CharField(max_length=500, blank=True)
+    publish = models.BooleanField(
+        default=True, help_text="Off: evaluate only, never shown on a board."
+    )
+    is_baseline = models.BooleanField(
+        default=False, help_text="An off-the-shelf model evaluated by the maintainers (*)."
+    )
+
+    # The predictions file, kept privately (never served), relative to PODIUM_PRIVATE_DIR.
+    predictions_file = models.CharField(max_length=255, blank=True)
+    predictions_sha256 = models.CharField(max_length=64, blank=True)
+    predictions_size = models.PositiveIntegerField(default=0)
+
+    verification_status = models.CharField(
+        max_length=12, choices=VerificationStatus, default=VerificationStatus.UNVERIFIED
+    )
+    verified_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.UniqueConstraint(
+                "benchmark",
+                Lower("model_name"),
+                condition=models.Q(publish=True),
+                name="submission_published_model_name_unique",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(source__in=SubmissionSource.values),
+                name="submission_source_valid",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(verification_status__in=VerificationStatus.values),
+                name="submission_verification_status_valid",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.model_name} ({self.benchmark.slug})"
+
+    @property
+    def predictions_path(self) -> Path:
+        return Path(settings.PODIUM_PRIVATE_DIR) / self.predictions_file
+
+    @property
+    def is_verified(self) -> bool:
+        return self.verification_status == VerificationStatus.VERIFIED
+
+
+class Evaluation(models.Model):
+    """One scoring run of a submission against one test set version.
+
+    `status` is written only by `submissions.services.set_evaluation_status`, which checks the
+    move against `EVALUATION_TRANSITIONS` and stamps the state's time field. `metrics` maps the
+    benchmark's metric keys to values (None while pending); `result` is the scorer's full
+    `ScoreResult` (per-dataset values, the format report). Imported published results have no
+    test set and no predictions, only metrics.
+    """
+
+    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="evaluations")
+    test_set = models.ForeignKey(
+        TestSet, null=True, blank=True, on_delete=models.PROTECT, related_name="evaluations"
+    )
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    scorer_version = models.CharField(max_length=50, blank=True)
+    status = models.CharField(
+        max_length=10, choices=EvaluationStatus, default=EvaluationStatus.RECEIVED
+    )
+    error_code = models.CharField(max_length=30, choices=FailureCode, blank=True)
+    error_message = models.TextField(blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    metrics = models.JSONField(default=dict, blank=True)
+    result = models.JSONField(default=dict, blank=True)
+
+    created_at = models.DateTimeField(auto_now_add=True)
+    queued_at = models.DateTimeField(null=True, blank=True)
+    scoring_started_at = models.DateTimeField(null=True, blank=True)
+    scored_at = models.DateTimeField(null=True, blank=True)
+    judging_started_at = models.DateTimeField(null=True, blank=True)
+    completed_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["status", "scoring_started_at"])]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(status__in=EvaluationStatus.values),
+                name="evaluation_status_valid",
+            ),
+            models.CheckConstraint(
+                condition=~models.Q(status=EvaluationStatus.FAILED) | ~models.Q(error_code=""),
+                name="evaluation_failed_has_code",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"Evaluation {self.pk} of {self.submission.model_name}: {self.status}"
+
+    @property
+    def state(self) -> EvaluationStatus:
+        return EvaluationStatus(self.status)

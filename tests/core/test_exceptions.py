@@ -3,6 +3,7 @@ import pytest
 from core.exceptions import (
     DomainError,
     InvalidPredictions,
+    InvalidTestSet,
     InvalidTransition,
     JudgeUnavailable,
     QuotaExceeded,
@@ -12,7 +13,8 @@ pytestmark = pytest.mark.unit
 
 
 @pytest.mark.parametrize(
-    "error_class", [InvalidTransition, QuotaExceeded, InvalidPredictions, JudgeUnavailable]
+    "error_class",
+    [InvalidTransition, QuotaExceeded, InvalidPredictions, InvalidTestSet, JudgeUnavailable],
 )
 def test_every_domain_error_is_caught_as_domain_error(error_class):
     with pytest.raises(DomainError):
@@ -30,6 +32,7 @@ def test_the_domain_errors_are_siblings():
         "InvalidTransition",
         "QuotaExceeded",
         "InvalidPredictions",
+        "InvalidTestSet",
         "JudgeUnavailable",
     }
 

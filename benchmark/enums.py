@@ -1,0 +1,25 @@
+"""Choices for benchmark definitions and their ranking policy (spec 6)."""
+
+from django.db import models
+
+
+class MetricDirection(models.TextChoices):
+    """Which way a metric improves. Every MedVidBench metric is higher-is-better (spec 4)."""
+
+    HIGHER = "higher", "Higher is better"
+    LOWER = "lower", "Lower is better"
+
+
+class TieMethod(models.TextChoices):
+    """How equal values share a per-metric rank (spec 6); the values are the ones
+    ``benchmark.scoring.ranking.RankingPolicy`` takes."""
+
+    MIN = "min", "Shared smaller rank (1, 1, 3)"
+    DENSE = "dense", "Dense rank (1, 1, 2)"
+
+
+class RankingScope(models.TextChoices):
+    """Which rows a rank is computed against (spec 6)."""
+
+    GLOBAL = "global", "All entries (official and community together)"
+    PER_BOARD = "per_board", "Each board on its own rows"

@@ -1,0 +1,30 @@
+"""`python manage.py setup_benchmarks [--overwrite]`.
+
+Creates the benchmarks defined in ``benchmark/definitions.py`` (MedVidBench for now), or brings
+existing ones in line with their definitions. Safe to run on every deploy: a second run changes
+nothing. Texts and ranking policy that maintainers edited are kept unless ``--overwrite``.
+"""
+
+from __future__ import annotations
+
+from django.core.management.base import BaseCommand, CommandParser
+
+from benchmark.services import ensure_medvidbench
+
+
+class Command(BaseCommand):
+    help = "Create or update the benchmarks defined in code (idempotent)."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument(
+            "--overwrite",
+            action="store_true",
+            help="also reset texts, ranking policy, submission rules and metric labels "
+            "to the definitions, discarding maintainers' edits",
+        )
+
+    def handle(self, *args: object, **options: object) -> None:
+        benchmark = ensure_medvidbench(overwrite=options["overwrite"])
+        if options["verbosity"]:
+            keys = ", ".join(metric.key for metric in benchmark.metrics.all())
+            self.stdout.write(self.style.SUCCESS(f"{benchmark.name} ({benchmark.slug}): {keys}"))

@@ -1,0 +1,87 @@
+"""Reads for benchmarks and test sets."""
+
+from __future__ import annotations
+
+import hashlib
+from functools import lru_cache
+from typing import Any
+
+from django.db.models import QuerySet
+
+from benchmark import scoring
+from benchmark.models import Benchmark, TestSet
+
+# Parsed ground truths kept per process. MedVidBench's 6,245 records take ~0.3 s to parse; a
+# process rarely needs more than the active version and the one before it.
+PARSED_TESTSET_CACHE_SIZE = 4
+
+
+class TestSetFileError(RuntimeError):
+    """A stored test set's file is missing, altered or no longer readable by the scorer.
+
+    Not a ``DomainError``: no user request can fix it. It means the private folder was touched
+    behind the platform's back (or lost), and an operator must restore the file.
+    """
+
+    __test__ = False  # not a pytest test class, despite the name
+
+
+def public_benchmarks() -> QuerySet[Benchmark]:
+    """Benchmarks listed to everyone, by name."""
+    return Benchmark.objects.filter(is_public=True).order_by("name")
+
+
+def benchmark_by_slug(slug: str, *, viewer: Any) -> Benchmark:
+    """The benchmark with this slug, if ``viewer`` may see it.
+
+    A hidden (non-public) benchmark is visible to staff only. ``viewer=None`` stands for the
+    system (commands, tasks), which sees every benchmark; a view passes ``request.user``.
+    Raises ``Benchmark.DoesNotExist`` when there is none to show.
+    """
+    benchmarks = Benchmark.objects.all()
+    if viewer is not None and not getattr(viewer, "is_staff", False):
+        benchmarks = benchmarks.filter(is_public=True)
+    return benchmarks.get(slug=slug)
+
+
+def active_testset(benchmark: Benchmark) -> TestSet | None:
+    """The test set new submissions to ``benchmark`` are scored against, if one is active."""
+    return TestSet.objects.filter(benchmark=benchmark, is_active=True).first()
+
+
+def load_scoring_testset(test_set: TestSet) -> scoring.TestSet:
+    """The parsed ground truth of a stored test set, ready for ``benchmark.scoring.evaluate``.
+
+    Reads the private file and checks it still has the checksum recorded at import, then parses
+    it; the parsed object is cached per process (keyed by checksum and path), so the check and
+    the parse happen once per process and version. Raises ``TestSetFileError`` when the file
+    is missing, its checksum differs, or the scorer now rejects it.
+    """
+    return _parse_stored_file(test_set.checksum, str(test_set.path))
+
+
+@lru_cache(maxsize=PARSED_TESTSET_CACHE_SIZE)
+def _parse_stored_file(checksum: str, path: str) -> scoring.TestSet:
+    # lru_cache does not keep exceptions: a file restored after a failure is read again.
+    try:
+        with open(path, "rb") as stream:
+            raw = stream.read()
+    except OSError as error:
+        raise TestSetFileError(f"Test set file {path} cannot be read: {error.strerror}.") from None
+    actual = hashlib.sha256(raw).hexdigest()
+    if actual != checksum:
+        raise TestSetFileError(
+            f"Test set file {path} was altered: its sha256 is {actual}, "
+            f"the imported file's was {checksum}."
+        )
+    try:
+        return scoring.load_ground_truth(raw)
+    except scoring.GroundTruthError as error:
+        raise TestSetFileError(
+            f"Test set file {path} no longer loads with scorer {scoring.SCORER_VERSION}:\n{error}"
+        ) from None
+
+
+def clear_parsed_testsets() -> None:
+    """Forget every cached parse (for tests, and after restoring a file by hand)."""
+    _parse_stored_file.cache_clear()

@@ -1,0 +1,369 @@
+"""Writes for benchmarks, their metrics and their test sets.
+
+Every function owns its transaction and leaves one audit row per action it performs (none when
+it changes nothing). Interfaces (commands, admin, later views and the API) call these and
+translate ``DomainError`` for their audience.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
+from django.db import transaction
+from django.db.models import Max
+
+from benchmark.definitions import MEDVIDBENCH, BenchmarkDefinition, MetricDefinition
+from benchmark.models import Benchmark, Metric, TestSet
+from benchmark.scoring import SCORER_VERSION, GroundTruthError, load_ground_truth
+from core.audit import record
+from core.exceptions import InvalidTestSet
+
+# What maintainers may edit on a benchmark (the slug is permanent: URLs and files use it).
+EDITABLE_BENCHMARK_FIELDS = frozenset(
+    {
+        "name",
+        "description",
+        "about",
+        "citation",
+        "licence",
+        "tie_method",
+        "ranking_scope",
+        "ranking_decimals",
+        "daily_submission_limit",
+        "max_upload_mb",
+        "is_public",
+        "judge_rubric",
+    }
+)
+# A metric's key, task, direction and kind belong to the scorer; only its presentation is edited.
+EDITABLE_METRIC_FIELDS = frozenset({"label", "description", "display_decimals"})
+METRIC_PROTOCOL_FIELDS = ("task", "direction", "is_judge_metric", "position")
+
+
+# Test sets ------------------------------------------------------------------------------------
+
+
+def testset_dir() -> Path:
+    """The private folder that holds every imported ground-truth file.
+
+    Settings already refuse a folder under ``MEDIA_ROOT`` at start-up; this re-checks at the
+    moment of writing (settings can be overridden later, e.g. in tests) and adds ``STATIC_ROOT``.
+    """
+    directory = Path(settings.PODIUM_TESTSET_DIR).resolve()
+    for name in ("MEDIA_ROOT", "STATIC_ROOT"):
+        served = getattr(settings, name, None)
+        if served and directory.is_relative_to(Path(served).resolve()):
+            raise ImproperlyConfigured(
+                f"PODIUM_TESTSET_DIR ({directory}) must not be inside {name} ({served})."
+            )
+    return directory
+
+
+def import_testset(
+    benchmark: Benchmark,
+    source_path: str | Path,
+    *,
+    actor: Any = None,
+    activate: bool = True,
+    notes: str = "",
+) -> TestSet:
+    """Validate a ground-truth file in the official format and store it as the next version.
+
+    The file is validated by ``benchmark.scoring.load_ground_truth``; if it is malformed,
+    ``InvalidTestSet`` carries the loader's message (every bad record and field) and nothing is
+    written. Otherwise, in one transaction serialised on the benchmark row:
+
+    - the exact bytes validated are copied to ``PODIUM_TESTSET_DIR/<slug>/v<N>-<sha[:12]>.json``
+      (written to a temporary name, then renamed, so a reader never sees half a file);
+    - a ``TestSet`` row is created with version N = the highest so far + 1 and the file's
+      checksum and counts, and one ``benchmark.testset.imported`` audit row is written;
+    - if ``activate``, ``set_active_testset`` makes it the active version (its own audit row).
+
+    Idempotent: a file whose checksum this benchmark already has returns that test set (made
+    active if ``activate`` and it is not) and writes no new version. If the transaction fails,
+    the copied file is removed again.
+    """
+    source = Path(source_path)
+    try:
+        raw = source.read_bytes()
+    except OSError as error:
+        raise InvalidTestSet(f"Cannot read {source}: {error.strerror}.") from None
+    try:
+        parsed = load_ground_truth(raw)
+    except GroundTruthError as error:
+        raise InvalidTestSet(str(error)) from None
+    directory = testset_dir()
+    written: Path | None = None
+    try:
+        with transaction.atomic():
+            # Serialises imports of one benchmark, so two cannot both take version N.
+            locked = Benchmark.objects.select_for_update().get(pk=benchmark.pk)
+            existing = TestSet.objects.filter(benchmark=locked, checksum=parsed.checksum).first()
+            if existing is not None:
+                if activate and not existing.is_active:
+                    existing = set_active_testset(existing, actor=actor)
+                return existing
+            highest = locked.test_sets.aggregate(highest=Max("version"))["highest"] or 0
+            version = highest + 1
+            file_name = f"{locked.slug}/v{version}-{parsed.checksum[:12]}.json"
+            written = directory / file_name
+            _write_atomically(written, raw)
+            test_set = TestSet.objects.create(
+                benchmark=locked,
+                version=version,
+                checksum=parsed.checksum,
+                file_name=file_name,
+                record_count=len(parsed),
+                qa_type_counts=dict(sorted(parsed.qa_type_counts.items())),
+                task_counts=parsed.task_counts(),
+                dataset_counts=dict(sorted(parsed.dataset_counts.items())),
+                scorer_version=SCORER_VERSION,
+                imported_by=actor if getattr(actor, "is_authenticated", False) else None,
+                notes=notes,
+            )
+            record(
+                "benchmark.testset.imported",
+                actor=actor,
+                target=test_set,
+                version=version,
+                checksum=parsed.checksum,
+                record_count=test_set.record_count,
+                file_name=file_name,
+                source=source.name,
+                scorer_version=SCORER_VERSION,
+                note=notes,
+            )
+            if activate:
+                test_set = set_active_testset(test_set, actor=actor)
+    except BaseException:
+        if written is not None:
+            written.unlink(missing_ok=True)
+        raise
+    return test_set
+
+
+def _write_atomically(destination: Path, content: bytes) -> None:
+    """Write ``content`` next to ``destination`` under a temporary name, flush it to disk, then
+    rename it into place. The file is private: readable by the server's user only."""
+    destination.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    handle, temporary = tempfile.mkstemp(dir=destination.parent, prefix=".import-", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(content)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.replace(temporary, destination)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def set_active_testset(test_set: TestSet, *, actor: Any, note: str = "") -> TestSet:
+    """Make ``test_set`` the version new submissions are scored against.
+
+    The one writer of ``TestSet.is_active``. Deactivates the benchmark's previous active test
+    set and writes one ``benchmark.testset.activated`` audit row ``{from, to, note}`` (versions;
+    ``from`` is None when none was active). Results already computed keep the test set they
+    were computed with. Activating the active test set changes nothing and audits nothing.
+    """
+    with transaction.atomic():
+        Benchmark.objects.select_for_update().get(pk=test_set.benchmark_id)
+        previous = TestSet.objects.filter(
+            benchmark_id=test_set.benchmark_id, is_active=True
+        ).first()
+        if previous is not None and previous.pk == test_set.pk:
+            test_set.is_active = True
+            return test_set
+        if previous is not None:
+            # Before activating the new one: at most one active row is a constraint.
+            previous.is_active = False
+            previous.save(update_fields=["is_active"])
+        test_set.is_active = True
+        test_set.save(update_fields=["is_active"])
+        record(
+            "benchmark.testset.activated",
+            actor=actor,
+            target=test_set,
+            **{
+                "from": previous.version if previous is not None else None,
+                "to": test_set.version,
+                "note": note,
+            },
+        )
+    return test_set
+
+
+# Benchmarks and metrics -------------------------------------------------------------------------
+
+
+def ensure_benchmark(
+    definition: BenchmarkDefinition, *, actor: Any = None, overwrite: bool = False
+) -> Benchmark:
+    """Create the benchmark a definition describes, or bring an existing one in line with it.
+
+    Idempotent. A missing benchmark is created with every field of the definition and its
+    metrics (one ``benchmark.benchmark.created`` audit row). For an existing one:
+
+    - metrics missing from the database are added, and each metric's protocol fields (task,
+      direction, judge or not, column position) always follow the definition, because the
+      scorer produces them;
+    - the texts, ranking policy, submission rules and metric labels are maintainers' to edit,
+      so they are overwritten from the definition only when ``overwrite`` is true;
+    - ``is_public`` is set at creation only;
+    - metrics in the database but not in the definition are left alone (results may cite them).
+
+    Any change writes one ``benchmark.benchmark.updated`` audit row listing what changed.
+    """
+    presentation = {
+        "name": definition.name,
+        "description": definition.description,
+        "about": definition.about,
+        "citation": definition.citation,
+        "licence": definition.licence,
+        "judge_rubric": definition.judge_rubric(),
+        "tie_method": definition.tie_method,
+        "ranking_scope": definition.ranking_scope,
+        "ranking_decimals": definition.ranking_decimals,
+        "daily_submission_limit": definition.daily_submission_limit,
+        "max_upload_mb": definition.max_upload_mb,
+    }
+    with transaction.atomic():
+        benchmark, created = Benchmark.objects.select_for_update().get_or_create(
+            slug=definition.slug, defaults={**presentation, "is_public": definition.is_public}
+        )
+        changed_fields = []
+        if not created and overwrite:
+            changed_fields = _assign_changes(benchmark, presentation)
+            if changed_fields:
+                benchmark.save(update_fields=[*changed_fields, "updated_at"])
+        added, updated = _sync_metrics(
+            benchmark, definition.metrics, overwrite=overwrite or created
+        )
+        if created:
+            record(
+                "benchmark.benchmark.created",
+                actor=actor,
+                target=benchmark,
+                metrics=[metric.key for metric in definition.metrics],
+            )
+        elif changed_fields or added or updated:
+            record(
+                "benchmark.benchmark.updated",
+                actor=actor,
+                target=benchmark,
+                fields=changed_fields,
+                metrics_added=added,
+                metrics_updated=updated,
+            )
+    return benchmark
+
+
+def ensure_medvidbench(*, actor: Any = None, overwrite: bool = False) -> Benchmark:
+    """``ensure_benchmark`` for MedVidBench (``benchmark.definitions.MEDVIDBENCH``)."""
+    return ensure_benchmark(MEDVIDBENCH, actor=actor, overwrite=overwrite)
+
+
+def _assign_changes(instance: Benchmark | Metric, values: dict[str, Any]) -> list[str]:
+    """Set the values that differ on ``instance``; return the names of the fields set."""
+    changed = []
+    for name, value in values.items():
+        if getattr(instance, name) != value:
+            setattr(instance, name, value)
+            changed.append(name)
+    return changed
+
+
+def _sync_metrics(
+    benchmark: Benchmark, definitions: tuple[MetricDefinition, ...], *, overwrite: bool
+) -> tuple[list[str], dict[str, list[str]]]:
+    """Add missing metrics and align existing ones; return (added keys, {key: changed fields})."""
+    existing = {metric.key: metric for metric in benchmark.metrics.all()}
+    added: list[str] = []
+    updated: dict[str, list[str]] = {}
+    for position, definition in enumerate(definitions, start=1):
+        protocol = {
+            "task": definition.task,
+            "direction": definition.direction,
+            "is_judge_metric": definition.is_judge_metric,
+            "position": position,
+        }
+        presentation = {
+            "label": definition.label,
+            "description": definition.description,
+            "display_decimals": definition.display_decimals,
+        }
+        metric = existing.get(definition.key)
+        if metric is None:
+            Metric.objects.create(
+                benchmark=benchmark, key=definition.key, **protocol, **presentation
+            )
+            added.append(definition.key)
+            continue
+        changed = _assign_changes(metric, protocol)
+        if overwrite:
+            changed += _assign_changes(metric, presentation)
+        if changed:
+            metric.save(update_fields=changed)
+            updated[definition.key] = changed
+    return added, updated
+
+
+def update_benchmark(
+    benchmark: Benchmark, *, actor: Any, note: str = "", **changes: Any
+) -> Benchmark:
+    """Edit a benchmark's texts, ranking policy or submission rules (the admin calls this).
+
+    Only ``EDITABLE_BENCHMARK_FIELDS`` may change (anything else is a programming error,
+    ``ValueError``). Saves the changed fields and writes one ``benchmark.benchmark.updated``
+    audit row ``{changes: {field: {from, to}}, note}``; changes nothing and audits nothing when
+    every value is already current. A changed ranking policy takes effect when a board is next
+    recomputed.
+    """
+    unknown = set(changes) - EDITABLE_BENCHMARK_FIELDS
+    if unknown:
+        raise ValueError(f"not editable on a benchmark: {', '.join(sorted(unknown))}")
+    with transaction.atomic():
+        before = {name: getattr(benchmark, name) for name in changes}
+        changed = _assign_changes(benchmark, changes)
+        if not changed:
+            return benchmark
+        benchmark.save(update_fields=[*changed, "updated_at"])
+        record(
+            "benchmark.benchmark.updated",
+            actor=actor,
+            target=benchmark,
+            changes={name: {"from": before[name], "to": changes[name]} for name in changed},
+            note=note,
+        )
+    return benchmark
+
+
+def update_metric(metric: Metric, *, actor: Any, note: str = "", **changes: Any) -> Metric:
+    """Edit a metric's presentation: label, description, display precision.
+
+    Its key, task, direction, kind and position belong to the scorer and the definition
+    (``ValueError`` if asked). One ``benchmark.metric.updated`` audit row
+    ``{changes: {field: {from, to}}, note}``; nothing when nothing changes.
+    """
+    unknown = set(changes) - EDITABLE_METRIC_FIELDS
+    if unknown:
+        raise ValueError(f"not editable on a metric: {', '.join(sorted(unknown))}")
+    with transaction.atomic():
+        before = {name: getattr(metric, name) for name in changes}
+        changed = _assign_changes(metric, changes)
+        if not changed:
+            return metric
+        metric.save(update_fields=changed)
+        record(
+            "benchmark.metric.updated",
+            actor=actor,
+            target=metric,
+            changes={name: {"from": before[name], "to": changes[name]} for name in changed},
+            note=note,
+        )
+    return metric

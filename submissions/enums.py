@@ -1,0 +1,75 @@
+"""States of an evaluation run and the moves allowed between them (the data the one writer checks)."""
+
+from __future__ import annotations
+
+from django.db import models
+
+
+class EvaluationStatus(models.TextChoices):
+    """Where one evaluation run of a submission is.
+
+    received -> queued -> scoring -> scored -> judging -> complete; failed (with a code and a
+    message) or cancelled end a run. A rerun is a new run, never a rewound one; the only
+    backward move is scoring -> queued, when a crashed worker's job is handed out again.
+    """
+
+    RECEIVED = "received", "Received"
+    QUEUED = "queued", "Queued"
+    SCORING = "scoring", "Scoring"
+    SCORED = "scored", "Scored (judge pending)"
+    JUDGING = "judging", "Judging captions"
+    COMPLETE = "complete", "Complete"
+    FAILED = "failed", "Failed"
+    CANCELLED = "cancelled", "Cancelled"
+
+    @property
+    def allowed_next(self) -> frozenset[EvaluationStatus]:
+        return EVALUATION_TRANSITIONS[self]
+
+    @property
+    def is_terminal(self) -> bool:
+        return not EVALUATION_TRANSITIONS[self]
+
+    @property
+    def has_scores(self) -> bool:
+        """Whether the seven automatic metrics exist in this state."""
+        return self in (
+            EvaluationStatus.SCORED,
+            EvaluationStatus.JUDGING,
+            EvaluationStatus.COMPLETE,
+        )
+
+
+S = EvaluationStatus
+EVALUATION_TRANSITIONS: dict[EvaluationStatus, frozenset[EvaluationStatus]] = {
+    S.RECEIVED: frozenset({S.QUEUED, S.FAILED, S.CANCELLED}),
+    S.QUEUED: frozenset({S.SCORING, S.FAILED, S.CANCELLED}),
+    S.SCORING: frozenset({S.SCORED, S.QUEUED, S.FAILED}),
+    S.SCORED: frozenset({S.JUDGING, S.COMPLETE, S.FAILED}),
+    S.JUDGING: frozenset({S.COMPLETE, S.SCORED, S.FAILED}),
+    S.COMPLETE: frozenset(),
+    S.FAILED: frozenset(),
+    S.CANCELLED: frozenset(),
+}
+
+# The timestamp field each state stamps when a run enters it.
+STATUS_TIMESTAMP_FIELD: dict[EvaluationStatus, str] = {
+    S.RECEIVED: "created_at",
+    S.QUEUED: "queued_at",
+    S.SCORING: "scoring_started_at",
+    S.SCORED: "scored_at",
+    S.JUDGING: "judging_started_at",
+    S.COMPLETE: "completed_at",
+    S.FAILED: "finished_at",
+    S.CANCELLED: "finished_at",
+}
+
+
+class FailureCode(models.TextChoices):
+    """Why a run failed; the message beside it tells the submitter what to do."""
+
+    INVALID_PREDICTIONS = "invalid_predictions", "The predictions file does not fit the test set"
+    TEST_SET_UNAVAILABLE = "test_set_unavailable", "The test set could not be read"
+    TIMED_OUT = "timed_out", "Scoring took too long"
+    TOO_MANY_ATTEMPTS = "too_many_attempts", "Scoring was interrupted too often"
+    INTERNAL_ERROR = "internal_error", "An internal error stopped scoring"

@@ -1,0 +1,338 @@
+"""Writes for submissions and evaluation runs. Each state field has exactly one writer here."""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import tempfile
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from benchmark import scoring
+from benchmark.models import Benchmark
+from benchmark.selectors import TestSetFileError, active_testset, load_scoring_testset
+from core import audit
+from core.exceptions import DomainError, InvalidPredictions, InvalidTransition, QuotaExceeded
+
+from .enums import STATUS_TIMESTAMP_FIELD, EvaluationStatus, FailureCode
+from .models import Evaluation, Submission, SubmissionSource
+
+logger = logging.getLogger(__name__)
+
+# How often a run may be started before it is failed (a worker crash hands a job out again).
+MAX_SCORING_ATTEMPTS = 3
+
+
+@dataclass(frozen=True)
+class SubmissionDetails:
+    """The form's fields, as plain data (a view, the API and a command build it alike)."""
+
+    model_name: str
+    institution: str = ""
+    contact_email: str = ""
+    model_url: str = ""
+    paper_url: str = ""
+    code_url: str = ""
+    is_challenge_entry: bool = False
+    team_name: str = ""
+    authors: str = ""
+    publish: bool = True
+
+
+# --- the evaluation state machine ---------------------------------------------------------------
+
+
+def set_evaluation_status(
+    evaluation: Evaluation,
+    new: EvaluationStatus,
+    *,
+    actor: Any = None,
+    error_code: str = "",
+    error_message: str = "",
+    note: str = "",
+) -> Evaluation:
+    """Move `evaluation` to `new`: the one writer of `Evaluation.status`.
+
+    Refuses a move the transition map does not allow (`InvalidTransition`), stamps the new
+    state's time, records the failure code and message for `failed`, saves only those fields
+    and writes an audit row. Call it inside the caller's transaction.
+    """
+    current = evaluation.state
+    if new not in current.allowed_next:
+        raise InvalidTransition(f"An evaluation cannot go from {current.label} to {new.label}.")
+    if new == EvaluationStatus.FAILED and not error_code:
+        raise ValueError("a failed evaluation needs an error code")
+    evaluation.status = new
+    fields = ["status"]
+    stamp = STATUS_TIMESTAMP_FIELD[new]
+    setattr(evaluation, stamp, timezone.now())
+    fields.append(stamp)
+    if new == EvaluationStatus.FAILED:
+        evaluation.error_code, evaluation.error_message = error_code, error_message
+        fields += ["error_code", "error_message"]
+    evaluation.save(update_fields=fields)
+    audit.record(
+        f"submissions.evaluation.{new.value}",
+        actor=actor,
+        target=evaluation,
+        **{"from": current.value, "to": new.value, "note": note or error_message},
+    )
+    return evaluation
+
+
+# --- quota ------------------------------------------------------------------------------------
+
+
+def quota_window_start(now: datetime | None = None) -> datetime:
+    """The start of the current quota day: midnight UTC."""
+    now = now or timezone.now()
+    return now.astimezone(timezone.UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+
+
+def evaluations_used_today(user: Any, benchmark: Benchmark) -> int:
+    """Evaluations this user requested on this benchmark since midnight UTC (cancelled ones
+    and runs the platform itself failed do not count)."""
+    return (
+        Evaluation.objects.filter(
+            submission__benchmark=benchmark,
+            requested_by=user,
+            created_at__gte=quota_window_start(),
+        )
+        .exclude(status=EvaluationStatus.CANCELLED)
+        .exclude(error_code__in=[FailureCode.INTERNAL_ERROR, FailureCode.TEST_SET_UNAVAILABLE])
+        .count()
+    )
+
+
+def evaluations_left_today(user: Any, benchmark: Benchmark) -> int:
+    return max(0, benchmark.daily_submission_limit - evaluations_used_today(user, benchmark))
+
+
+# --- submitting ---------------------------------------------------------------------------------
+
+
+def validate_predictions(benchmark: Benchmark, raw: bytes) -> scoring.TestSet:
+    """Check an upload against the active test set before anything is stored.
+
+    Raises `InvalidPredictions` with the scorer's row-by-row messages, or `DomainError` when
+    the benchmark takes no submissions. Returns the parsed test set it was checked against.
+    """
+    limit = benchmark.max_upload_mb * 1024 * 1024
+    if len(raw) > limit:
+        raise InvalidPredictions(
+            f"The file is {len(raw) / 1e6:.1f} MB; this benchmark accepts at most "
+            f"{benchmark.max_upload_mb} MB."
+        )
+    test_set = active_testset(benchmark)
+    if test_set is None:
+        raise DomainError(f"{benchmark.name} has no active test set yet; submissions are closed.")
+    parsed = load_scoring_testset(test_set)
+    try:
+        scoring.load_predictions(raw, parsed)
+    except scoring.PredictionsError as error:
+        raise InvalidPredictions([str(problem) for problem in error.problems]) from None
+    return parsed
+
+
+def create_submission(
+    benchmark: Benchmark, *, owner: Any, details: SubmissionDetails, predictions: bytes
+) -> Submission:
+    """Validate, store and queue a new submission with its first evaluation run.
+
+    Synchronous checks first (size, JSON, every row against the test set, a published model
+    name free on this benchmark); any failure raises and stores nothing. The daily quota is
+    checked under a lock on the owner's row, so parallel uploads cannot exceed it. On commit
+    the scoring task is queued. Returns the submission.
+    """
+    validate_predictions(benchmark, predictions)
+    test_set = active_testset(benchmark)
+    relative = Path("predictions") / benchmark.slug / f"{uuid.uuid4().hex}.json"
+    _write_private_file(relative, predictions)
+    try:
+        with transaction.atomic():
+            # Lock the owner's row: concurrent uploads by one person queue here, so the count
+            # below sees every run committed before this one.
+            type(owner).objects.select_for_update().get(pk=owner.pk)
+            if evaluations_left_today(owner, benchmark) <= 0:
+                raise QuotaExceeded(
+                    f"You have used all {benchmark.daily_submission_limit} evaluations for "
+                    f"{benchmark.name} today; the count resets at midnight UTC."
+                )
+            if details.publish and _published_name_taken(benchmark, details.model_name):
+                raise DomainError(
+                    f"A published entry named {details.model_name!r} already exists on "
+                    f"{benchmark.name}; choose another model name."
+                )
+            submission = Submission.objects.create(
+                benchmark=benchmark,
+                owner=owner,
+                source=SubmissionSource.UPLOAD,
+                predictions_file=str(relative),
+                predictions_sha256=hashlib.sha256(predictions).hexdigest(),
+                predictions_size=len(predictions),
+                **vars(details),
+            )
+            audit.record("submissions.submission.created", actor=owner, target=submission)
+            start_evaluation(submission, test_set=test_set, actor=owner)
+    except (DomainError, IntegrityError) as error:
+        (Path(settings.PODIUM_PRIVATE_DIR) / relative).unlink(missing_ok=True)
+        if isinstance(error, IntegrityError):
+            raise DomainError(
+                f"A published entry named {details.model_name!r} already exists; choose another."
+            ) from None
+        raise
+    return submission
+
+
+def start_evaluation(submission: Submission, *, test_set: Any, actor: Any) -> Evaluation:
+    """Create a run in `received`, queue it, and hand it to the worker when the transaction
+    commits. Used for first runs and reruns alike."""
+    evaluation = Evaluation.objects.create(
+        submission=submission, test_set=test_set, requested_by=actor
+    )
+    set_evaluation_status(evaluation, EvaluationStatus.QUEUED, actor=actor)
+    transaction.on_commit(lambda: enqueue_scoring(evaluation.pk))
+    return evaluation
+
+
+def enqueue_scoring(evaluation_id: int) -> None:
+    # Imported here: django_q's async_task pulls in the broker machinery, which services
+    # that never queue anything (and the scoring package's tests) do not need.
+    from django_q.tasks import async_task
+
+    async_task(
+        "submissions.tasks.task_score_evaluation", evaluation_id, q_options={"group": "scoring"}
+    )
+
+
+def _published_name_taken(benchmark: Benchmark, model_name: str) -> bool:
+    return Submission.objects.filter(
+        benchmark=benchmark, publish=True, model_name__iexact=model_name
+    ).exists()
+
+
+def _write_private_file(relative: Path, content: bytes) -> None:
+    target = Path(settings.PODIUM_PRIVATE_DIR) / relative
+    target.parent.mkdir(parents=True, exist_ok=True)
+    descriptor, temporary = tempfile.mkstemp(dir=target.parent, suffix=".part")
+    with os.fdopen(descriptor, "wb") as stream:
+        stream.write(content)
+    os.replace(temporary, target)
+
+
+# --- scoring (the worker's side) -------------------------------------------------------------
+
+
+def score_evaluation(evaluation: Evaluation) -> Evaluation:
+    """Compute the automatic metrics of a queued run and store them; idempotent.
+
+    A run that already has scores is returned untouched (the broker may deliver a job twice).
+    A run found in `scoring` was interrupted: it is scored again unless it has used up its
+    attempts. Failures are stored on the run with a code and a message the submitter can act
+    on; nothing is left in `scoring`.
+    """
+    with transaction.atomic():
+        evaluation = Evaluation.objects.select_for_update().get(pk=evaluation.pk)
+        if evaluation.state.has_scores or evaluation.state.is_terminal:
+            return evaluation
+        if evaluation.attempts >= MAX_SCORING_ATTEMPTS:
+            return set_evaluation_status(
+                evaluation,
+                EvaluationStatus.FAILED,
+                error_code=FailureCode.TOO_MANY_ATTEMPTS,
+                error_message="Scoring was interrupted too many times; please contact the maintainers.",
+            )
+        if evaluation.state == EvaluationStatus.QUEUED:
+            set_evaluation_status(evaluation, EvaluationStatus.SCORING)
+        evaluation.attempts += 1
+        evaluation.save(update_fields=["attempts"])
+
+    try:
+        result = _compute(evaluation)
+    except DomainError as error:
+        return _fail(evaluation, FailureCode.INVALID_PREDICTIONS, str(error))
+    except TestSetFileError as error:
+        logger.error("evaluation %s: %s", evaluation.pk, error)
+        return _fail(
+            evaluation,
+            FailureCode.TEST_SET_UNAVAILABLE,
+            "The test set could not be read on the server; the maintainers have been told. "
+            "This run does not count towards your quota.",
+        )
+    except Exception:
+        logger.exception("evaluation %s failed", evaluation.pk)
+        return _fail(
+            evaluation,
+            FailureCode.INTERNAL_ERROR,
+            "An internal error stopped scoring. This run does not count towards your quota; "
+            "please try again later.",
+        )
+    with transaction.atomic():
+        evaluation = Evaluation.objects.select_for_update().get(pk=evaluation.pk)
+        if evaluation.state != EvaluationStatus.SCORING:
+            return evaluation  # another delivery finished first
+        evaluation.metrics = result.metrics
+        evaluation.result = result.to_dict()
+        evaluation.scorer_version = result.scorer_version
+        evaluation.save(update_fields=["metrics", "result", "scorer_version"])
+        set_evaluation_status(evaluation, EvaluationStatus.SCORED)
+    return evaluation
+
+
+def _compute(evaluation: Evaluation) -> scoring.ScoreResult:
+    submission = evaluation.submission
+    test_set = load_scoring_testset(evaluation.test_set)
+    try:
+        raw = submission.predictions_path.read_bytes()
+        predictions = scoring.load_predictions(raw, test_set)
+    except scoring.PredictionsError as error:
+        raise InvalidPredictions([str(problem) for problem in error.problems]) from None
+    return scoring.evaluate(test_set, predictions)
+
+
+def _fail(evaluation: Evaluation, code: FailureCode, message: str) -> Evaluation:
+    with transaction.atomic():
+        evaluation = Evaluation.objects.select_for_update().get(pk=evaluation.pk)
+        if evaluation.state.is_terminal:
+            return evaluation
+        return set_evaluation_status(
+            evaluation, EvaluationStatus.FAILED, error_code=code, error_message=message
+        )
+
+
+def reap_stale_evaluations(*, older_than: timedelta | None = None) -> int:
+    """Hand runs stuck in `scoring` (their worker died) back to the queue, or fail them once
+    they used up their attempts. Returns how many were touched. Run periodically."""
+    older_than = older_than or timedelta(seconds=settings.Q_CLUSTER["timeout"] * 2)
+    cutoff = timezone.now() - older_than
+    touched = 0
+    stale = Evaluation.objects.filter(
+        status=EvaluationStatus.SCORING, scoring_started_at__lt=cutoff
+    ).values_list("pk", flat=True)
+    for pk in stale:
+        with transaction.atomic():
+            evaluation = Evaluation.objects.select_for_update().get(pk=pk)
+            if evaluation.state != EvaluationStatus.SCORING:
+                continue
+            if evaluation.attempts >= MAX_SCORING_ATTEMPTS:
+                set_evaluation_status(
+                    evaluation,
+                    EvaluationStatus.FAILED,
+                    error_code=FailureCode.TOO_MANY_ATTEMPTS,
+                    error_message="Scoring was interrupted too many times; please contact the maintainers.",
+                )
+            else:
+                set_evaluation_status(
+                    evaluation, EvaluationStatus.QUEUED, note="requeued after a stalled worker"
+                )
+                transaction.on_commit(lambda pk=pk: enqueue_scoring(pk))
+            touched += 1
+    return touched

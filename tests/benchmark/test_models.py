@@ -1,0 +1,144 @@
+import pytest
+from django.db import IntegrityError, transaction
+
+from benchmark.models import Benchmark, Metric, TestSet
+from tests.benchmark.factories import BenchmarkFactory, MetricFactory, TestSetFactory
+
+pytestmark = [pytest.mark.integration, pytest.mark.django_db]
+
+
+def test_at_most_one_test_set_per_benchmark_is_active():
+    benchmark = BenchmarkFactory()
+    TestSetFactory(benchmark=benchmark, is_active=True)
+
+    with pytest.raises(IntegrityError), transaction.atomic():
+        TestSetFactory(benchmark=benchmark, is_active=True)
+
+    assert TestSet.objects.filter(benchmark=benchmark, is_active=True).count() == 1
+
+
+def test_each_benchmark_may_have_its_own_active_test_set():
+    first = TestSetFactory(is_active=True)
+    second = TestSetFactory(is_active=True)
+
+    assert list(TestSet.objects.filter(is_active=True).order_by("id")) == [first, second]
+
+
+def test_any_number_of_inactive_test_sets_may_exist():
+    benchmark = BenchmarkFactory()
+    TestSetFactory.create_batch(3, benchmark=benchmark)
+
+    assert benchmark.test_sets.count() == 3
+
+
+def test_a_version_is_unique_per_benchmark():
+    existing = TestSetFactory(version=1)
+
+    with pytest.raises(IntegrityError), transaction.atomic():
+        TestSetFactory(benchmark=existing.benchmark, version=1)
+
+
+def test_a_checksum_is_unique_per_benchmark():
+    existing = TestSetFactory()
+
+    with pytest.raises(IntegrityError), transaction.atomic():
+        TestSetFactory(benchmark=existing.benchmark, checksum=existing.checksum)
+
+
+def test_the_same_file_may_serve_two_benchmarks():
+    existing = TestSetFactory()
+
+    other = TestSetFactory(checksum=existing.checksum)
+
+    assert other.checksum == existing.checksum
+
+
+@pytest.mark.parametrize("checksum", ["abc", "A" * 64, "g" * 64, ""])
+def test_a_checksum_is_64_lowercase_hex_digits(checksum):
+    with pytest.raises(IntegrityError), transaction.atomic():
+        TestSetFactory(checksum=checksum)
+
+
+def test_version_zero_is_refused():
+    with pytest.raises(IntegrityError), transaction.atomic():
+        TestSetFactory(version=0)
+
+
+def test_a_metric_key_is_unique_per_benchmark():
+    metric = MetricFactory(key="TAG_mIoU@0.3")
+
+    with pytest.raises(IntegrityError), transaction.atomic():
+        MetricFactory(benchmark=metric.benchmark, key="TAG_mIoU@0.3")
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("tie_method", "average"), ("ranking_scope", "everywhere"), ("ranking_decimals", 13)],
+)
+def test_the_ranking_policy_must_be_a_known_one(field, value):
+    with pytest.raises(IntegrityError), transaction.atomic():
+        BenchmarkFactory(**{field: value})
+
+
+def test_an_upload_limit_of_zero_megabytes_is_refused():
+    with pytest.raises(IntegrityError), transaction.atomic():
+        BenchmarkFactory(max_upload_mb=0)
+
+
+def test_a_metric_direction_must_be_known():
+    with pytest.raises(IntegrityError), transaction.atomic():
+        MetricFactory(direction="sideways")
+
+
+def test_a_benchmark_defaults_to_the_about_text_ranking_and_the_official_rules():
+    benchmark = Benchmark.objects.create(slug="fresh", name="Fresh")
+
+    assert (benchmark.tie_method, benchmark.ranking_scope, benchmark.ranking_decimals) == (
+        "min",
+        "global",
+        3,
+    )
+    assert (benchmark.daily_submission_limit, benchmark.max_upload_mb, benchmark.is_public) == (
+        5,
+        50,
+        False,
+    )
+
+
+def test_metrics_are_listed_by_position():
+    benchmark = BenchmarkFactory()
+    third = MetricFactory(benchmark=benchmark, position=3)
+    first = MetricFactory(benchmark=benchmark, position=1)
+    second = MetricFactory(benchmark=benchmark, position=2)
+
+    assert list(benchmark.metrics.all()) == [first, second, third]
+
+
+def test_a_metric_knows_its_direction():
+    assert MetricFactory.build(direction="higher").higher_is_better is True
+    assert MetricFactory.build(direction="lower").higher_is_better is False
+
+
+def test_a_test_set_path_is_inside_the_private_folder(settings, tmp_path):
+    settings.PODIUM_TESTSET_DIR = tmp_path
+    test_set = TestSetFactory(benchmark=BenchmarkFactory(slug="medvidbench"), version=2)
+
+    assert test_set.path == tmp_path / "medvidbench" / f"v2-{test_set.checksum[:12]}.json"
+    assert str(test_set) == "medvidbench test set v2"
+
+
+def test_the_rubric_checksum_is_the_sha256_of_the_prompt():
+    benchmark = BenchmarkFactory.build(judge_rubric="Score {prediction}.")
+
+    assert benchmark.judge_rubric_checksum == (
+        "ed260e2f296d640774c87664e726f952fbfb3bd4f2397abbff1632072a5c5c51"
+    )
+
+
+def test_factories_make_valid_rows():
+    metric = MetricFactory()
+    test_set = TestSetFactory()
+
+    assert list(Metric.objects.all()) == [metric]
+    assert list(TestSet.objects.all()) == [test_set]
+    assert Benchmark.objects.count() == 2

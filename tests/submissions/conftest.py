@@ -1,0 +1,52 @@
+"""Fixtures: a benchmark with a small imported test set, and a private folder per test."""
+
+import json
+
+import pytest
+
+from benchmark.selectors import clear_parsed_testsets
+from benchmark.services import import_testset
+from tests.benchmark.factories import BenchmarkFactory, small_ground_truth, write_ground_truth
+
+
+@pytest.fixture
+def private_dir(settings, tmp_path):
+    settings.PODIUM_PRIVATE_DIR = tmp_path / "private"
+    settings.PODIUM_TESTSET_DIR = tmp_path / "private" / "testsets"
+    clear_parsed_testsets()
+    yield settings.PODIUM_PRIVATE_DIR
+    clear_parsed_testsets()
+
+
+@pytest.fixture
+def records():
+    return small_ground_truth()
+
+
+@pytest.fixture
+def benchmark(private_dir, records, tmp_path):
+    benchmark = BenchmarkFactory(daily_submission_limit=5)
+    import_testset(benchmark, write_ground_truth(tmp_path / "gt.json", records))
+    return benchmark
+
+
+@pytest.fixture
+def predictions_for(benchmark):
+    """A function: predictions text per record -> the bytes of a well-formed upload."""
+    from benchmark.selectors import active_testset, load_scoring_testset
+
+    parsed = load_scoring_testset(active_testset(benchmark))
+
+    def build(texts):
+        rows = [
+            {"id": sample.id, "qa_type": sample.qa_type, "prediction": text}
+            for sample, text in zip(parsed.samples, texts, strict=True)
+        ]
+        return json.dumps(rows).encode()
+
+    return build
+
+
+@pytest.fixture
+def perfect_predictions(predictions_for, records):
+    return predictions_for([record["conversations"][-1]["value"] for record in records])
