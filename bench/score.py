@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import statistics
 import sys
@@ -26,13 +27,15 @@ from benchmark.scoring import evaluate, load_ground_truth, load_predictions
 from benchmark.scoring.embedding import default_encoder
 
 
-def median_seconds(action, runs: int) -> float:
-    times = []
+def median_seconds(action, runs: int) -> tuple[float, float]:
+    """Median wall and CPU seconds of `action` (CPU time shows the cost on a busy machine)."""
+    wall, cpu = [], []
     for _ in range(runs):
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         action()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+        wall.append(time.perf_counter() - start)
+        cpu.append(time.process_time() - start_cpu)
+    return statistics.median(wall), statistics.median(cpu)
 
 
 def main() -> None:
@@ -61,18 +64,19 @@ def main() -> None:
         bare = median_seconds(lambda: json.loads(predictions_bytes), args.runs)
 
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(
-        f"predictions file: {args.kind}, {len(test_set)} rows, {len(predictions_bytes) / 1e6:.2f} MB"
-    )
-    print(
-        f"score (load + validate + 7 metrics + NAP embeddings): {scoring * 1000:8.1f} ms (median of {args.runs})"
-    )
-    print(
-        f"  ... also loading the ground-truth file each time:   {with_ground_truth * 1000:8.1f} ms"
-    )
-    print(f"bare json.load of the predictions file:               {bare * 1000:8.1f} ms")
-    print(f"ratio score / json.load:                              {scoring / bare:8.1f} x")
-    print(f"peak RSS:                                             {peak_mb:8.1f} MB")
+    mb = len(predictions_bytes) / 1e6
+    print(f"predictions file: {args.kind}, {len(test_set)} rows, {mb:.2f} MB")
+    print(f"load average at start: {os.getloadavg()[0]:.1f} (2 cores; > 1 means contention)")
+    print(f"{'':52} {'wall ms':>9} {'cpu ms':>9}  (medians of {args.runs})")
+    rows = [
+        ("score (load + validate + 7 metrics + embeddings)", scoring),
+        ("... also loading the ground-truth file each time", with_ground_truth),
+        ("bare json.load of the predictions file", bare),
+    ]
+    for label, (wall, cpu) in rows:
+        print(f"{label:52} {wall * 1000:9.1f} {cpu * 1000:9.1f}")
+    print(f"ratio score / json.load (wall):  {scoring[0] / bare[0]:.1f} x")
+    print(f"peak RSS: {peak_mb:.1f} MB")
     print(f"metrics: {json.dumps(result.metrics)}")
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 
+import numpy as np
+
 from ..ground_truth import DenseCaptionTarget
 from ..parsers import CaptionEvent, parse_dense_captions
 from ..tasks import DVC_F1
@@ -40,6 +42,20 @@ def activitynet_iou(a: tuple[int, int], b: tuple[int, int]) -> float:
     return float(intersection) / (union + 1e-8)
 
 
+def activitynet_iou_matrix(predicted: np.ndarray, reference: np.ndarray) -> np.ndarray:
+    """`activitynet_iou` of every (prediction, reference) pair: shape (len(pred), len(ref)).
+
+    The same integer arithmetic and the same float division as the scalar form, so the values
+    are bit-identical; only computed once per pair instead of once per threshold.
+    """
+    pred_start, pred_end = predicted.min(axis=1)[:, None], predicted.max(axis=1)[:, None]
+    ref_start, ref_end = reference.min(axis=1)[None, :], reference.max(axis=1)[None, :]
+    intersection = np.maximum(0, np.minimum(pred_end, ref_end) - np.maximum(pred_start, ref_start))
+    hull = np.maximum(pred_end, ref_end) - np.minimum(pred_start, ref_start)
+    union = np.minimum(hull, (pred_end - pred_start) + (ref_end - ref_start))
+    return intersection / (union + 1e-8)
+
+
 def temporal_f1(
     predicted: Sequence[tuple[int, int]], reference: Sequence[tuple[int, int]]
 ) -> float:
@@ -48,16 +64,15 @@ def temporal_f1(
     Matching is many-to-many: a prediction counts as correct when it overlaps any
     reference above the threshold, and a reference as found when any prediction does.
     """
+    ious = activitynet_iou_matrix(
+        np.array(predicted, dtype=np.int64).reshape(-1, 2),
+        np.array(reference, dtype=np.int64).reshape(-1, 2),
+    )
     precisions, recalls = [], []
     for threshold in THRESHOLDS:
-        covered_predictions, covered_references = set(), set()
-        for ref_index, ref in enumerate(reference):
-            for pred_index, pred in enumerate(predicted):
-                if activitynet_iou(pred, ref) > threshold:
-                    covered_predictions.add(pred_index)
-                    covered_references.add(ref_index)
-        precisions.append(len(covered_predictions) / max(len(predicted), 1))
-        recalls.append(len(covered_references) / len(reference))
+        above = ious > threshold
+        precisions.append(int(above.any(axis=1).sum()) / max(len(predicted), 1))
+        recalls.append(int(above.any(axis=0).sum()) / len(reference))
     precision = sum(precisions) / len(precisions)
     recall = sum(recalls) / len(recalls)
     return 2 * recall * precision / (recall + precision) if recall + precision > 0 else 0.0

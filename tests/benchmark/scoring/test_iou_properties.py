@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from benchmark.scoring.metrics.dense_captioning import activitynet_iou
+from benchmark.scoring.metrics.dense_captioning import activitynet_iou, activitynet_iou_matrix
 from benchmark.scoring.metrics.stg import box_iou
 from benchmark.scoring.metrics.tal import hull_iou
 
@@ -67,3 +67,12 @@ def test_activitynet_iou_is_bounded_and_symmetric(a, b):
 def test_activitynet_iou_of_a_segment_with_itself_is_one_but_for_epsilon(a):
     expected = 1.0 if a[1] > a[0] else 0.0
     assert activitynet_iou(a, a) == pytest.approx(expected, abs=1e-7)
+
+
+@given(
+    st.lists(segments(frame), min_size=1, max_size=6),
+    st.lists(segments(frame), min_size=1, max_size=6),
+)
+def test_the_iou_matrix_equals_the_scalar_iou_bit_for_bit(predicted, reference):
+    matrix = activitynet_iou_matrix(np.array(predicted), np.array(reference))
+    assert matrix.tolist() == [[activitynet_iou(p, r) for r in reference] for p in predicted]
