@@ -48,6 +48,9 @@ def parse_tal(text: str) -> list[tuple[float, float]]:
 
 # --- spatio-temporal grounding (stg) -----------------------------------------
 
+# Deviation (docs/scoring.md): a coordinate this large is no coordinate (its area would
+# overflow a double and turn the IoU into NaN), so such a box counts as malformed.
+MAX_COORDINATE = 2.0**60
 _STG_KEYED_BOX = re.compile(r"(\d+(?:\.\d+)?)\s+seconds:\s*\[([^\]]+)\]")
 _STG_BARE_BOX = re.compile(r"\[\[([\d\s,]+)\]\]")
 
@@ -74,8 +77,9 @@ def _box_numbers(raw: str) -> list[float] | None:
         numbers = [float(part.strip().lstrip("[").rstrip("]")) for part in raw.split(",")]
     except ValueError:
         return None
-    # Deviation (docs/scoring.md): "nan"/"inf" pass float() but are no coordinates.
-    if len(numbers) != 4 or not all(math.isfinite(number) for number in numbers):
+    # Deviation (docs/scoring.md): "nan"/"inf" pass float() but are no coordinates
+    # (nan fails the comparison below).
+    if len(numbers) != 4 or not all(abs(number) < MAX_COORDINATE for number in numbers):
         return None
     return numbers
 
@@ -106,7 +110,7 @@ def _parse_bare_boxes(text: str) -> list[list[int]]:
             box = [int(part.strip()) for part in match.split(",")]
         except ValueError:
             continue
-        if len(box) == 4:
+        if len(box) == 4 and all(abs(value) < MAX_COORDINATE for value in box):
             boxes.append(box)
     return boxes
 
@@ -140,6 +144,8 @@ def parse_dense_captions(text: str) -> list[CaptionEvent]:
     seen: set[tuple[float, float]] = set()
     for start, end, caption in _DVC_EVENT.findall(text):
         key = (float(start), float(end))
+        if not (math.isfinite(key[0]) and math.isfinite(key[1])):
+            continue  # deviation (docs/scoring.md): a 309-digit time is no time
         if key in seen:
             continue
         seen.add(key)
@@ -149,7 +155,9 @@ def parse_dense_captions(text: str) -> list[CaptionEvent]:
     fallback = []
     for line in text.strip().split("\n"):
         for start, end, caption in _DVC_ZERO_SHOT.findall(line):
-            fallback.append(CaptionEvent(float(start), float(end), caption.strip().rstrip(".")))
+            event = CaptionEvent(float(start), float(end), caption.strip().rstrip("."))
+            if math.isfinite(event.start) and math.isfinite(event.end):
+                fallback.append(event)
     return fallback
 
 

@@ -111,3 +111,11 @@ def test_reference_segments_need_start_end_and_caption():
     metric = dvc_metric(records, ["0.0-10.0 seconds: x"] * 2).metrics[DVC_F1]
     # The CoPESD sample has no usable reference segment: skipped, its dataset weighs 0.0.
     assert (metric.value, metric.scored) == (0.5, 1)
+
+
+def test_absurd_times_do_not_crash_the_scorer():
+    huge = "9" * 30
+    assert temporal_f1([(int(huge), int(huge) + 5)], [(0, 10)]) == 0.0
+    assert parse_dense_captions("9" * 400 + "-1.0 seconds: x") == []
+    outcome = dvc_metric([dvc_record([(0, 10, "x")])], [f"0.0-{huge} seconds: x"])
+    assert outcome.metrics[DVC_F1].value == 0.0

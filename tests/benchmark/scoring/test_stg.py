@@ -113,3 +113,7 @@ def test_box_dict_may_be_the_first_item_or_the_whole_struc_info():
     whole = gt_record("stg", "r", {"bbox_dict": {"1.0": A}})
     metric = stg_value([first_item, whole], ["1.0 seconds: [0, 0, 10, 10]"] * 2)
     assert (metric.value, metric.scored) == (1.0, 2)
+
+
+def test_bare_boxes_beyond_float_range_are_ignored():
+    assert parse_stg("[[" + "9" * 400 + ", 1, 2, 3]] [[0, 0, 10, 10]]").bare == [[0, 0, 10, 10]]
