@@ -1,5 +1,7 @@
 # Podium's two everyday commands (see README.md):
-#   make run   set up .venv, migrate, write the demo test set, serve on http://127.0.0.1:8000/
+#   make run   set up .venv, migrate, load the demo board (benchmark, synthetic test set,
+#              published rows, scored community entries), then serve http://127.0.0.1:8000/
+#              with a background worker; Ctrl-C stops both (scripts/run.sh)
 #   make test  set up .venv with the dev tools, then ruff check, ruff format --check, pytest
 # Setup steps are stamp files, so a rerun only reinstalls when a requirements file changed.
 
@@ -12,7 +14,8 @@ DEMO_DIR := var/demo
 .PHONY: run test migrate demo clean
 
 run: migrate demo
-	$(PY) manage.py runserver 127.0.0.1:8000
+	$(PY) manage.py load_demo --demo-dir $(DEMO_DIR)
+	scripts/run.sh
 
 test: $(DEV)
 	$(VENV)/bin/ruff check .

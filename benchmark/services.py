@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +45,25 @@ EDITABLE_BENCHMARK_FIELDS = frozenset(
 # A metric's key, task, direction and kind belong to the scorer; only its presentation is edited.
 EDITABLE_METRIC_FIELDS = frozenset({"label", "description", "display_decimals"})
 METRIC_PROTOCOL_FIELDS = ("task", "direction", "is_judge_metric", "position")
+# Benchmark fields a board's ranks depend on (spec 6).
+RANKING_POLICY_FIELDS = frozenset({"tie_method", "ranking_scope", "ranking_decimals"})
+
+# Callbacks, each taking a benchmark's id, run after the commit of a change that can alter the
+# benchmark's board: its ranking policy or its metrics (columns, labels, precision). The boards
+# live in `submissions`, which registers its recompute here at start-up (SubmissionsConfig.ready):
+# benchmark must not import a higher app, so it calls back instead.
+_board_input_listeners: list[Callable[[int], None]] = []
+
+
+def add_board_input_listener(listener: Callable[[int], None]) -> None:
+    """Call ``listener(benchmark_id)`` after every committed change to a board's inputs."""
+    if listener not in _board_input_listeners:
+        _board_input_listeners.append(listener)
+
+
+def _board_inputs_changed(benchmark_id: int) -> None:
+    for listener in _board_input_listeners:
+        transaction.on_commit(partial(listener, benchmark_id))
 
 
 # Test sets ------------------------------------------------------------------------------------
@@ -260,6 +281,8 @@ def ensure_benchmark(
                 metrics_added=added,
                 metrics_updated=updated,
             )
+            if RANKING_POLICY_FIELDS.intersection(changed_fields) or added or updated:
+                _board_inputs_changed(benchmark.pk)
     return benchmark
 
 
@@ -321,8 +344,8 @@ def update_benchmark(
     Only ``EDITABLE_BENCHMARK_FIELDS`` may change (anything else is a programming error,
     ``ValueError``). Saves the changed fields and writes one ``benchmark.benchmark.updated``
     audit row ``{changes: {field: {from, to}}, note}``; changes nothing and audits nothing when
-    every value is already current. A changed ranking policy takes effect when a board is next
-    recomputed.
+    every value is already current. A changed ranking policy has the board recomputed on commit
+    (through the board-input listeners).
     """
     unknown = set(changes) - EDITABLE_BENCHMARK_FIELDS
     if unknown:
@@ -340,6 +363,8 @@ def update_benchmark(
             changes={name: {"from": before[name], "to": changes[name]} for name in changed},
             note=note,
         )
+        if RANKING_POLICY_FIELDS.intersection(changed):
+            _board_inputs_changed(benchmark.pk)
     return benchmark
 
 
@@ -348,7 +373,8 @@ def update_metric(metric: Metric, *, actor: Any, note: str = "", **changes: Any)
 
     Its key, task, direction, kind and position belong to the scorer and the definition
     (``ValueError`` if asked). One ``benchmark.metric.updated`` audit row
-    ``{changes: {field: {from, to}}, note}``; nothing when nothing changes.
+    ``{changes: {field: {from, to}}, note}``; nothing when nothing changes. The board shows
+    labels and precision, so the board-input listeners run on commit.
     """
     unknown = set(changes) - EDITABLE_METRIC_FIELDS
     if unknown:
@@ -366,4 +392,5 @@ def update_metric(metric: Metric, *, actor: Any, note: str = "", **changes: Any)
             changes={name: {"from": before[name], "to": changes[name]} for name in changed},
             note=note,
         )
+        _board_inputs_changed(metric.benchmark_id)
     return metric

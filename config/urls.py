@@ -1,13 +1,14 @@
-"""Root URLconf: the admin, sign-in (allauth) and the home page. Apps add their own ``urls.py`` as
-they grow."""
+"""Root URLconf: the home page (the benchmark list), the benchmark and submission pages, the
+admin and sign-in (allauth)."""
 
 from django.contrib import admin
 from django.urls import include, path
 
-from core import views as core_views
+from submissions import views as submission_views
 
 urlpatterns = [
-    path("", core_views.home, name="home"),
+    path("", submission_views.home, name="home"),
+    path("", include("submissions.urls")),
     path("admin/", admin.site.urls),
     # Sign-in, sign-out, local signup and GitHub's OAuth views (docs/accounts.md).
     path("accounts/", include("allauth.urls")),

@@ -1,4 +1,5 @@
-"""States of an evaluation run and the moves allowed between them (the data the one writer checks)."""
+"""Choices of the submissions app: the states of an evaluation run and of verification, with the
+moves allowed between them (the data their one writer checks), and the two boards."""
 
 from __future__ import annotations
 
@@ -52,6 +53,13 @@ EVALUATION_TRANSITIONS: dict[EvaluationStatus, frozenset[EvaluationStatus]] = {
     S.CANCELLED: frozenset(),
 }
 
+# The states in which a run has its automatic metrics, i.e. can be shown on a board.
+STATES_WITH_SCORES: frozenset[EvaluationStatus] = frozenset(
+    state for state in EvaluationStatus if state.has_scores
+)
+# The states in which the LLM judge's metrics may still arrive (spec 5: "pending").
+STATES_JUDGE_PENDING: frozenset[EvaluationStatus] = frozenset({S.SCORED, S.JUDGING})
+
 # The timestamp field each state stamps when a run enters it.
 STATUS_TIMESTAMP_FIELD: dict[EvaluationStatus, str] = {
     S.RECEIVED: "created_at",
@@ -73,3 +81,34 @@ class FailureCode(models.TextChoices):
     TIMED_OUT = "timed_out", "Scoring took too long"
     TOO_MANY_ATTEMPTS = "too_many_attempts", "Scoring was interrupted too often"
     INTERNAL_ERROR = "internal_error", "An internal error stopped scoring"
+
+
+class SubmissionSource(models.TextChoices):
+    UPLOAD = "upload", "Uploaded predictions"
+    IMPORTED = "imported", "Imported published result"
+
+
+class VerificationStatus(models.TextChoices):
+    """Whether maintainers re-ran and confirmed the entry (verified entries form the Official
+    board). Its one writer is `submissions.services.set_verification_status`."""
+
+    UNVERIFIED = "unverified", "Unverified"
+    VERIFIED = "verified", "Verified"
+
+    @property
+    def allowed_next(self) -> frozenset[VerificationStatus]:
+        return VERIFICATION_TRANSITIONS[self]
+
+
+# A verification can be withdrawn (the entry moves back to the Community board).
+VERIFICATION_TRANSITIONS: dict[VerificationStatus, frozenset[VerificationStatus]] = {
+    VerificationStatus.UNVERIFIED: frozenset({VerificationStatus.VERIFIED}),
+    VerificationStatus.VERIFIED: frozenset({VerificationStatus.UNVERIFIED}),
+}
+
+
+class BoardKind(models.TextChoices):
+    """The two tables of a benchmark's board (spec 8): verified entries and the rest."""
+
+    OFFICIAL = "official", "Official"
+    COMMUNITY = "community", "Community"

@@ -13,23 +13,17 @@ from pathlib import Path
 from django.conf import settings
 from django.db import models
 from django.db.models.functions import Lower
+from django.urls import reverse
 
 from benchmark.models import Benchmark, TestSet
 
-from .enums import EvaluationStatus, FailureCode
-
-
-class SubmissionSource(models.TextChoices):
-    UPLOAD = "upload", "Uploaded predictions"
-    IMPORTED = "imported", "Imported published result"
-
-
-class VerificationStatus(models.TextChoices):
-    """Whether maintainers re-ran and confirmed the entry (verified entries form the Official
-    board). Its one writer is `submissions.services.set_verification_status`."""
-
-    UNVERIFIED = "unverified", "Unverified"
-    VERIFIED = "verified", "Verified"
+from .enums import (
+    BoardKind,
+    EvaluationStatus,
+    FailureCode,
+    SubmissionSource,
+    VerificationStatus,
+)
 
 
 class Submission(models.Model):
@@ -101,6 +95,9 @@ class Submission(models.Model):
     def __str__(self) -> str:
         return f"{self.model_name} ({self.benchmark.slug})"
 
+    def get_absolute_url(self) -> str:
+        return reverse("submissions:detail", args=[self.pk])
+
     @property
     def predictions_path(self) -> Path:
         return Path(settings.PODIUM_PRIVATE_DIR) / self.predictions_file
@@ -108,6 +105,11 @@ class Submission(models.Model):
     @property
     def is_verified(self) -> bool:
         return self.verification_status == VerificationStatus.VERIFIED
+
+    @property
+    def board(self) -> BoardKind:
+        """The table a published entry appears in: Official once verified, else Community."""
+        return BoardKind.OFFICIAL if self.is_verified else BoardKind.COMMUNITY
 
 
 class Evaluation(models.Model):
@@ -169,3 +171,51 @@ class Evaluation(models.Model):
     @property
     def state(self) -> EvaluationStatus:
         return EvaluationStatus(self.status)
+
+
+class BoardEntry(models.Model):
+    """One row of a benchmark's board: a published entry, its rank and what decided it.
+
+    The board is materialised: `submissions.services.recompute_board` (the only writer) ranks
+    every published entry with `benchmark.scoring.ranking.rank_entries` and rewrites all of a
+    benchmark's rows in one transaction whenever an input changes (a run gains or loses
+    scores, an entry is verified, the ranking policy or a metric's presentation is edited).
+    Board pages read the rows as they are. `rank` is the rank shown: against the union of
+    both boards under the global scope, against the row's own board under the per-board one.
+    `highlights` marks the best and second-best value of each column within the row's board.
+    """
+
+    benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="board_entries")
+    submission = models.OneToOneField(
+        Submission, on_delete=models.CASCADE, related_name="board_entry"
+    )
+    # The run whose values are shown: the submission's newest run that has scores.
+    evaluation = models.ForeignKey(Evaluation, on_delete=models.CASCADE, related_name="+")
+    board = models.CharField(max_length=10, choices=BoardKind)
+    rank = models.PositiveIntegerField()
+    mean_rank = models.FloatField()
+    wins = models.PositiveSmallIntegerField()
+    # metric key -> value (None where missing or pending), as the run stored it.
+    values = models.JSONField(default=dict)
+    # metric key -> "best" | "second", within this row's board; absent keys are not highlighted.
+    highlights = models.JSONField(default=dict)
+    # The run has its automatic metrics but the LLM judge has not finished (spec 5).
+    judge_pending = models.BooleanField(default=False)
+    # The board's date column: when the entry was verified, else when its run was scored.
+    listed_at = models.DateTimeField()
+    computed_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["benchmark", "board", "rank"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["benchmark", "board", "rank"], name="boardentry_rank_unique"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(board__in=BoardKind.values), name="boardentry_board_valid"
+            ),
+            models.CheckConstraint(condition=models.Q(rank__gte=1), name="boardentry_rank_gte_1"),
+        ]
+
+    def __str__(self) -> str:
+        return f"#{self.rank} {self.board} {self.submission_id}"

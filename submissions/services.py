@@ -1,4 +1,6 @@
-"""Writes for submissions and evaluation runs. Each state field has exactly one writer here."""
+"""Writes for submissions, evaluation runs and the boards. Each state field has exactly one
+writer here: `set_evaluation_status`, `set_verification_status`, and `recompute_board` for the
+materialised board rows."""
 
 from __future__ import annotations
 
@@ -9,21 +11,40 @@ import tempfile
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from benchmark import scoring
+from benchmark.enums import RankingScope
 from benchmark.models import Benchmark
+from benchmark.scoring.ranking import Entry, MetricSpec, RankedEntry, RankingPolicy, rank_entries
 from benchmark.selectors import TestSetFileError, active_testset, load_scoring_testset
 from core import audit
 from core.exceptions import DomainError, InvalidPredictions, InvalidTransition, QuotaExceeded
 
-from .enums import STATUS_TIMESTAMP_FIELD, EvaluationStatus, FailureCode
-from .models import Evaluation, Submission, SubmissionSource
+from .enums import (
+    STATES_JUDGE_PENDING,
+    STATUS_TIMESTAMP_FIELD,
+    BoardKind,
+    EvaluationStatus,
+    FailureCode,
+    SubmissionSource,
+    VerificationStatus,
+)
+from .models import BoardEntry, Evaluation, Submission
+from .selectors import (
+    board_candidates,
+    metric_specs,
+    published_name_taken,
+    ranking_entry,
+    ranking_policy,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -63,7 +84,9 @@ def set_evaluation_status(
 
     Refuses a move the transition map does not allow (`InvalidTransition`), stamps the new
     state's time, records the failure code and message for `failed`, saves only those fields
-    and writes an audit row. Call it inside the caller's transaction.
+    and writes an audit row. When a published entry's run gains, changes or loses its scores
+    (a move into or out of scored / judging / complete), its benchmark's board is recomputed
+    once the transaction commits. Call it inside the caller's transaction.
     """
     current = evaluation.state
     if new not in current.allowed_next:
@@ -85,7 +108,54 @@ def set_evaluation_status(
         target=evaluation,
         **{"from": current.value, "to": new.value, "note": note or error_message},
     )
+    if current.has_scores or new.has_scores:
+        submission = evaluation.submission
+        if submission.publish:
+            schedule_board_refresh(submission.benchmark_id)
     return evaluation
+
+
+# --- verification -----------------------------------------------------------------------------
+
+
+def set_verification_status(
+    submission: Submission,
+    new: VerificationStatus,
+    *,
+    actor: Any,
+    note: str = "",
+    verified_at: datetime | None = None,
+) -> Submission:
+    """Verify an entry or withdraw its verification: the one writer of
+    `Submission.verification_status` (and `verified_at`).
+
+    Refuses a move the transition map does not allow, and verifying an evaluate-only entry
+    (it is never on a board), with `InvalidTransition`. `verified_at` defaults to now; an
+    imported published result passes the date the original board verified it. Saves only
+    those fields, writes one `submissions.verification.<state>` audit row and, on commit,
+    recomputes the board (the entry moves between Official and Community).
+    """
+    current = VerificationStatus(submission.verification_status)
+    if new not in current.allowed_next:
+        raise InvalidTransition(f"An entry cannot go from {current.label} to {new.label}.")
+    if new == VerificationStatus.VERIFIED and not submission.publish:
+        raise InvalidTransition(
+            "An evaluate-only entry is never published, so it cannot be verified."
+        )
+    submission.verification_status = new
+    submission.verified_at = (
+        (verified_at or timezone.now()) if new == VerificationStatus.VERIFIED else None
+    )
+    submission.save(update_fields=["verification_status", "verified_at"])
+    audit.record(
+        f"submissions.verification.{new.value}",
+        actor=actor,
+        target=submission,
+        **{"from": current.value, "to": new.value, "note": note},
+    )
+    if submission.publish:
+        schedule_board_refresh(submission.benchmark_id)
+    return submission
 
 
 # --- quota ------------------------------------------------------------------------------------
@@ -119,18 +189,24 @@ def evaluations_left_today(user: Any, benchmark: Benchmark) -> int:
 # --- submitting ---------------------------------------------------------------------------------
 
 
+def check_upload_size(benchmark: Benchmark, size: int) -> None:
+    """Refuse a file over the benchmark's size cap (`InvalidPredictions`). A form calls it
+    with the upload's declared size before reading the file into memory."""
+    limit = benchmark.max_upload_mb * 1024 * 1024
+    if size > limit:
+        raise InvalidPredictions(
+            f"The file is {size / 1e6:.1f} MB; this benchmark accepts at most "
+            f"{benchmark.max_upload_mb} MB."
+        )
+
+
 def validate_predictions(benchmark: Benchmark, raw: bytes) -> scoring.TestSet:
     """Check an upload against the active test set before anything is stored.
 
     Raises `InvalidPredictions` with the scorer's row-by-row messages, or `DomainError` when
     the benchmark takes no submissions. Returns the parsed test set it was checked against.
     """
-    limit = benchmark.max_upload_mb * 1024 * 1024
-    if len(raw) > limit:
-        raise InvalidPredictions(
-            f"The file is {len(raw) / 1e6:.1f} MB; this benchmark accepts at most "
-            f"{benchmark.max_upload_mb} MB."
-        )
+    check_upload_size(benchmark, len(raw))
     test_set = active_testset(benchmark)
     if test_set is None:
         raise DomainError(f"{benchmark.name} has no active test set yet; submissions are closed.")
@@ -160,13 +236,13 @@ def create_submission(
         with transaction.atomic():
             # Lock the owner's row: concurrent uploads by one person queue here, so the count
             # below sees every run committed before this one.
-            type(owner).objects.select_for_update().get(pk=owner.pk)
+            get_user_model().objects.select_for_update().get(pk=owner.pk)
             if evaluations_left_today(owner, benchmark) <= 0:
                 raise QuotaExceeded(
                     f"You have used all {benchmark.daily_submission_limit} evaluations for "
                     f"{benchmark.name} today; the count resets at midnight UTC."
                 )
-            if details.publish and _published_name_taken(benchmark, details.model_name):
+            if details.publish and published_name_taken(benchmark, details.model_name):
                 raise DomainError(
                     f"A published entry named {details.model_name!r} already exists on "
                     f"{benchmark.name}; choose another model name."
@@ -211,12 +287,6 @@ def enqueue_scoring(evaluation_id: int) -> None:
     async_task(
         "submissions.tasks.task_score_evaluation", evaluation_id, q_options={"group": "scoring"}
     )
-
-
-def _published_name_taken(benchmark: Benchmark, model_name: str) -> bool:
-    return Submission.objects.filter(
-        benchmark=benchmark, publish=True, model_name__iexact=model_name
-    ).exists()
 
 
 def _write_private_file(relative: Path, content: bytes) -> None:
@@ -336,3 +406,209 @@ def reap_stale_evaluations(*, older_than: timedelta | None = None) -> int:
                 transaction.on_commit(lambda pk=pk: enqueue_scoring(pk))
             touched += 1
     return touched
+
+
+# --- imported published results ---------------------------------------------------------------
+
+
+def import_published_result(
+    benchmark: Benchmark,
+    *,
+    model_name: str,
+    values: dict[str, float | None],
+    verified_at: datetime,
+    is_baseline: bool = False,
+    actor: Any = None,
+    institution: str = "",
+    model_url: str = "",
+    note: str = "",
+) -> Submission:
+    """Put a result published elsewhere (e.g. the official board, spec 7) on the Official board.
+
+    Creates a `Submission` (source imported, published, no predictions file, no owner) and a
+    run with the given metric values and no test set, walks the run through the state machine
+    (received -> queued -> scoring -> scored -> complete, each step audited, noted as an
+    import) and verifies the entry as of `verified_at`. Metric keys the benchmark does not
+    have are refused (`DomainError`), as is a model name a published entry already uses;
+    metrics not given are missing. The run requests nothing on anyone's quota. The board is
+    recomputed on commit. Returns the submission.
+    """
+    known = set(benchmark.metrics.values_list("key", flat=True))
+    unknown = sorted(set(values) - known)
+    if unknown:
+        raise DomainError(f"{benchmark.name} has no metric {', '.join(unknown)}.")
+    note = note or "imported published result"
+    with transaction.atomic():
+        if published_name_taken(benchmark, model_name):
+            raise DomainError(f"A published entry named {model_name!r} already exists.")
+        submission = Submission.objects.create(
+            benchmark=benchmark,
+            source=SubmissionSource.IMPORTED,
+            model_name=model_name,
+            institution=institution,
+            model_url=model_url,
+            is_baseline=is_baseline,
+            publish=True,
+        )
+        audit.record("submissions.submission.imported", actor=actor, target=submission, note=note)
+        evaluation = Evaluation.objects.create(
+            submission=submission,
+            metrics={key: values.get(key) for key in known},
+            result={"source": "imported"},
+        )
+        for state in (
+            EvaluationStatus.QUEUED,
+            EvaluationStatus.SCORING,
+            EvaluationStatus.SCORED,
+            EvaluationStatus.COMPLETE,
+        ):
+            set_evaluation_status(evaluation, state, actor=actor, note=note)
+        set_verification_status(
+            submission, VerificationStatus.VERIFIED, actor=actor, note=note, verified_at=verified_at
+        )
+    return submission
+
+
+# --- the boards -------------------------------------------------------------------------------
+
+
+def recompute_board(benchmark: Benchmark) -> list[BoardEntry]:
+    """Rank the benchmark's published entries and rewrite its board: the one writer of
+    `BoardEntry`.
+
+    In one transaction, serialised on the benchmark row: reads each published entry's newest
+    run with scores, ranks the entries with `benchmark.scoring.ranking.rank_entries` under the
+    benchmark's policy (tie method and rounding; scope: the union of both boards, or each board
+    on its own rows), marks the best and second-best value of every column within each board,
+    and replaces all of the benchmark's rows. Verified entries form the Official board, the
+    others the Community board. A pending judge metric is missing to the ranking, so it ranks
+    last until the judge has run (docs/boards.md). Idempotent. Returns the new rows.
+    """
+    with transaction.atomic():
+        benchmark = Benchmark.objects.select_for_update().get(pk=benchmark.pk)
+        metrics = list(benchmark.metrics.all())
+        runs = board_candidates(benchmark) if metrics else []
+        entries = {
+            run.submission_id: ranking_entry(
+                run.submission_id, run.submission.model_name, run.metrics, metrics
+            )
+            for run in runs
+        }
+        boards = {kind: [run for run in runs if run.submission.board == kind] for kind in BoardKind}
+        groups = [runs]
+        if benchmark.ranking_scope == RankingScope.PER_BOARD:
+            groups = list(boards.values())
+        specs, policy = metric_specs(metrics), ranking_policy(benchmark)
+        ranked: dict[int, RankedEntry] = {}
+        for group in filter(None, groups):  # the ranking refuses nothing to rank on
+            for row in rank_entries([entries[run.submission_id] for run in group], specs, policy):
+                ranked[row.key] = row
+        highlights: dict[int, dict[str, str]] = {}
+        for group in boards.values():
+            highlights.update(
+                _column_highlights(
+                    [entries[run.submission_id] for run in group], specs, benchmark.ranking_decimals
+                )
+            )
+
+        now = timezone.now()
+        BoardEntry.objects.filter(benchmark=benchmark).delete()
+        rows = BoardEntry.objects.bulk_create(
+            [
+                _board_entry(benchmark, run, ranked[run.submission_id], highlights, computed_at=now)
+                for run in runs
+            ]
+        )
+    rows.sort(key=lambda row: (row.board, row.rank))
+    return rows
+
+
+def _board_entry(
+    benchmark: Benchmark,
+    run: Evaluation,
+    ranked: RankedEntry,
+    highlights: dict[int, dict[str, str]],
+    *,
+    computed_at: datetime,
+) -> BoardEntry:
+    submission = run.submission
+    return BoardEntry(
+        benchmark=benchmark,
+        submission=submission,
+        evaluation=run,
+        board=submission.board,
+        rank=ranked.rank,
+        mean_rank=ranked.mean_rank,
+        wins=ranked.wins,
+        values=run.metrics,
+        highlights=highlights.get(submission.pk, {}),
+        judge_pending=run.state in STATES_JUDGE_PENDING,
+        listed_at=(submission.verified_at if submission.is_verified else None)
+        or run.scored_at
+        or run.created_at,
+        computed_at=computed_at,
+    )
+
+
+# Highlight classes by dense rank within a board: the best value, then the next distinct one.
+HIGHLIGHTS = {1: "best", 2: "second"}
+
+
+def _column_highlights(
+    entries: list[Entry], specs: list[MetricSpec], decimals: int | None
+) -> dict[int, dict[str, str]]:
+    """Per entry, the columns where it holds the board's best or second-best value.
+
+    Dense ranks on the values as the board ranks them (rounded the same way), so equal values
+    share a highlight and "second" is the next distinct value. A missing value is never
+    highlighted, even where dense ranking puts it second.
+    """
+    if not entries:
+        return {}
+    values = {entry.key: entry.values for entry in entries}
+    marks: dict[int, dict[str, str]] = {}
+    for row in rank_entries(entries, specs, RankingPolicy(tie_method="dense", decimals=decimals)):
+        marks[row.key] = {
+            key: HIGHLIGHTS[rank]
+            for key, rank in row.metric_ranks.items()
+            if rank in HIGHLIGHTS and values[row.key][key] is not None
+        }
+    return marks
+
+
+def schedule_board_refresh(benchmark_id: int) -> None:
+    """Recompute the benchmark's board when the current transaction commits (at once outside a
+    transaction).
+
+    Synchronous, in the committing process (the web server for a verification, the worker
+    after scoring): the board is right as soon as the change is visible, and tests and the
+    demo need no worker for it. Several changes in one transaction recompute several times;
+    each recompute is complete and idempotent, and a board of 1,000 entries takes well under a
+    second (docs/boards.md).
+    """
+    transaction.on_commit(partial(refresh_board, benchmark_id))
+
+
+def refresh_board(benchmark_id: int) -> None:
+    """Recompute a board now; if that fails, log it and queue `task_recompute_board` so the
+    worker retries. The change that asked for it has committed already and must not fail
+    because derived data could not be rebuilt."""
+    benchmark = Benchmark.objects.filter(pk=benchmark_id).first()
+    if benchmark is None:
+        return
+    try:
+        recompute_board(benchmark)
+    except Exception:
+        logger.exception(
+            "recomputing the board of benchmark %s failed; queued a retry", benchmark_id
+        )
+        enqueue_board_recompute(benchmark_id)
+
+
+def enqueue_board_recompute(benchmark_id: int) -> None:
+    # Imported here for the same reason as in enqueue_scoring.
+    from django_q.tasks import async_task
+
+    async_task(
+        "submissions.tasks.task_recompute_board", benchmark_id, q_options={"group": "boards"}
+    )

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import logging
 
+from benchmark.models import Benchmark
+
 from . import services
 from .models import Evaluation
 
@@ -20,3 +22,13 @@ def task_score_evaluation(evaluation_id: int) -> str:
 
 def task_reap_stale_evaluations() -> int:
     return services.reap_stale_evaluations()
+
+
+def task_recompute_board(benchmark_id: int) -> int:
+    """Rebuild a benchmark's board (queued when a synchronous recompute failed). Returns the
+    number of rows written, or -1 if the benchmark vanished."""
+    benchmark = Benchmark.objects.filter(pk=benchmark_id).first()
+    if benchmark is None:
+        logger.warning("benchmark %s vanished before its board was recomputed", benchmark_id)
+        return -1
+    return len(services.recompute_board(benchmark))

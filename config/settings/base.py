@@ -154,6 +154,11 @@ if PODIUM_TESTSET_DIR.is_relative_to(MEDIA_ROOT) or PODIUM_PRIVATE_DIR.is_relati
         "PODIUM_PRIVATE_DIR and PODIUM_TESTSET_DIR must be outside MEDIA_ROOT."
     )
 
+# A board page's table is cached until the board is next recomputed (docs/boards.md); this is
+# only how long superseded copies may linger. 0 turns the cache off (dev: edited templates
+# show at once).
+PODIUM_BOARD_CACHE_SECONDS = env_int("PODIUM_BOARD_CACHE_SECONDS", 24 * 60 * 60)
+
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["rest_framework.authentication.SessionAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],

@@ -1,6 +1,6 @@
 """Local development: DEBUG on, a throwaway secret key, localhost only."""
 
-from config.env import env_bool, env_list, env_str
+from config.env import env_bool, env_int, env_list, env_str
 
 from .base import *  # noqa: F403
 
@@ -9,3 +9,5 @@ DEBUG = env_bool("DEBUG", default=True)
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost"])
 # Mail (allauth's password reset) is printed to the console instead of sent.
 EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
+# Board tables are rendered afresh on every request, so template edits show at once.
+PODIUM_BOARD_CACHE_SECONDS = env_int("PODIUM_BOARD_CACHE_SECONDS", 0)

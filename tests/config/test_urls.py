@@ -14,9 +14,14 @@ def test_admin_login_page_renders_the_login_form(client):
     assert 'name="password"' in content
 
 
-def test_home_page_renders_inside_the_base_template(client):
+def test_home_page_lists_the_benchmarks_inside_the_base_template(client):
     response = client.get("/")
 
     assert response.status_code == 200
-    assert [template.name for template in response.templates] == ["core/home.html", "base.html"]
-    assert "<h1>Podium</h1>" in response.content.decode()
+    assert [template.name for template in response.templates] == [
+        "submissions/home.html",
+        "base.html",
+    ]
+    content = response.content.decode()
+    assert "<h1>Podium</h1>" in content
+    assert "No benchmark is public yet." in content

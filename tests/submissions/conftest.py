@@ -1,11 +1,13 @@
-"""Fixtures: a benchmark with a small imported test set, and a private folder per test."""
+"""Fixtures: a benchmark with a small imported test set, MedVidBench with it, the published
+rows of spec 7, and a private folder per test."""
 
 import json
 
 import pytest
 
 from benchmark.selectors import clear_parsed_testsets
-from benchmark.services import import_testset
+from benchmark.services import ensure_medvidbench, import_testset
+from submissions.demo import published_results
 from tests.benchmark.factories import BenchmarkFactory, small_ground_truth, write_ground_truth
 
 
@@ -50,3 +52,19 @@ def predictions_for(benchmark):
 @pytest.fixture
 def perfect_predictions(predictions_for, records):
     return predictions_for([record["conversations"][-1]["value"] for record in records])
+
+
+@pytest.fixture
+def medvidbench(private_dir, records, tmp_path):
+    """MedVidBench as defined (its ten metrics, ranking policy and quota) with the small test
+    set active. A test module that needs it everywhere overrides `benchmark` with it, which
+    `predictions_for` and `perfect_predictions` then use too."""
+    benchmark = ensure_medvidbench()
+    import_testset(benchmark, write_ground_truth(tmp_path / "gt.json", records))
+    return benchmark
+
+
+@pytest.fixture
+def published_rows():
+    """The 15 published official rows of spec 7, from the demo data file."""
+    return published_results()

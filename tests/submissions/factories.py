@@ -1,6 +1,8 @@
 import factory
+from django.utils import timezone
 
-from submissions.models import Evaluation, Submission
+from submissions.enums import BoardKind, EvaluationStatus
+from submissions.models import BoardEntry, Evaluation, Submission
 from tests.accounts.factories import UserFactory
 from tests.benchmark.factories import BenchmarkFactory
 
@@ -24,3 +26,54 @@ class EvaluationFactory(factory.django.DjangoModelFactory):
 
     submission = factory.SubFactory(SubmissionFactory)
     requested_by = factory.LazyAttribute(lambda evaluation: evaluation.submission.owner)
+
+
+class BoardEntryFactory(factory.django.DjangoModelFactory):
+    """A materialised board row. Boards are written by `recompute_board`; this is for tests of
+    the reading side only."""
+
+    class Meta:
+        model = BoardEntry
+
+    submission = factory.SubFactory(SubmissionFactory, publish=True)
+    benchmark = factory.SelfAttribute("submission.benchmark")
+    evaluation = factory.SubFactory(
+        EvaluationFactory,
+        submission=factory.SelfAttribute("..submission"),
+        status=EvaluationStatus.COMPLETE,
+    )
+    board = BoardKind.COMMUNITY
+    rank = factory.Sequence(lambda n: n + 1)
+    mean_rank = 1.0
+    wins = 0
+    listed_at = factory.LazyFunction(timezone.now)
+    computed_at = factory.LazyFunction(timezone.now)
+
+
+def scored_entry(
+    benchmark,
+    name,
+    values,
+    *,
+    status=EvaluationStatus.COMPLETE,
+    publish=True,
+    owner=None,
+    **submission_fields,
+):
+    """A submission with one run in `status` carrying `values` as its metrics (the state set
+    by the test, as factories do). Missing metric keys are stored as None."""
+    submission = SubmissionFactory(
+        benchmark=benchmark,
+        model_name=name,
+        publish=publish,
+        **({"owner": owner} if owner is not None else {}),
+        **submission_fields,
+    )
+    keys = list(benchmark.metrics.values_list("key", flat=True))
+    EvaluationFactory(
+        submission=submission,
+        status=status,
+        metrics={key: values.get(key) for key in keys},
+        scored_at=timezone.now(),
+    )
+    return submission

@@ -1,0 +1,169 @@
+"""Benchmark: server time of a board page with 1,000 entries.
+
+    .venv/bin/python bench/board.py [--entries 1000] [--requests 200] [--seed 0]
+
+Works in a throwaway SQLite database in a temporary folder (never the configured database):
+MedVidBench with `--entries` published entries (a third verified, a fifth with their judge
+metrics pending), inserted with bulk_create (a bench fixture: the rows are written directly,
+not through the services), then `recompute_board` once (timed). It then times GETs of the
+Official board through django.test.Client with the test settings (DEBUG off, the local-memory
+cache): the warm page as every visitor but the first after a recompute gets it, the cold page
+(the cache cleared before each request: the table is rendered from the rows), and the warm
+Community board sorted by a metric. Server time is the wall time of `Client.get`, which runs
+the whole request (middleware, view, template) in-process.
+
+Target (spec, 2-core shared machine): warm p50 <= 25 ms. The machine is shared, so timings
+are noisy: run it a few times. A last line times plain Python as a yardstick of the load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def setup_django(folder: Path) -> None:
+    """Django on a fresh SQLite file under `folder`, whatever the environment says."""
+    os.environ.pop("DATABASE_URL", None)
+    os.environ["DJANGO_SETTINGS_MODULE"] = "config.settings.test"
+    os.environ["PODIUM_VAR_DIR"] = str(folder)
+    os.environ["LOG_LEVEL"] = "WARNING"
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+    from django.test.utils import setup_test_environment
+
+    setup_test_environment()  # lets the test client's host in
+    call_command("migrate", verbosity=0)
+
+
+def build_board(entries: int, seed: int):
+    import numpy as np
+    from django.utils import timezone
+
+    from benchmark.services import ensure_medvidbench
+    from submissions.enums import EvaluationStatus, SubmissionSource, VerificationStatus
+    from submissions.models import Evaluation, Submission
+
+    benchmark = ensure_medvidbench()
+    keys = list(benchmark.metrics.values_list("key", flat=True))
+    judge = set(benchmark.metrics.filter(is_judge_metric=True).values_list("key", flat=True))
+    generator = np.random.default_rng(seed)
+    values = (generator.integers(0, 1001, size=(entries, len(keys))) / 1000).tolist()
+    now = timezone.now()
+    submissions = Submission.objects.bulk_create(
+        [
+            Submission(
+                benchmark=benchmark,
+                source=SubmissionSource.UPLOAD,
+                model_name=f"bench-model-{number:05d}",
+                institution=f"Lab {number % 37}",
+                model_url=f"https://example.org/models/{number}",
+                publish=True,
+                is_baseline=number % 11 == 0,
+                verification_status=(
+                    VerificationStatus.VERIFIED
+                    if number % 3 == 0
+                    else VerificationStatus.UNVERIFIED
+                ),
+                verified_at=now if number % 3 == 0 else None,
+            )
+            for number in range(entries)
+        ]
+    )
+    runs = []
+    for number, submission in enumerate(submissions):
+        pending = number % 5 == 0
+        metrics = dict(zip(keys, values[number], strict=True))
+        if pending:
+            metrics.update(dict.fromkeys(judge))
+        runs.append(
+            Evaluation(
+                submission=submission,
+                status=EvaluationStatus.SCORED if pending else EvaluationStatus.COMPLETE,
+                metrics=metrics,
+                scored_at=now,
+            )
+        )
+    Evaluation.objects.bulk_create(runs)
+    return benchmark
+
+
+def timed_gets(client, url: str, count: int, *, before=None) -> list[float]:
+    times = []
+    for _ in range(count):
+        if before is not None:
+            before()
+        start = time.perf_counter()
+        response = client.get(url)
+        times.append((time.perf_counter() - start) * 1000)
+        assert response.status_code == 200, response.status_code
+    return times
+
+
+def report(label: str, times: list[float]) -> None:
+    ordered = sorted(times)
+    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+    print(
+        f"{label:<44} p50 {statistics.median(ordered):7.1f} ms   p95 {p95:7.1f} ms   "
+        f"min {ordered[0]:6.1f} ms   (n={len(ordered)})"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--entries", type=int, default=1000)
+    parser.add_argument("--requests", type=int, default=200)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+
+    with tempfile.TemporaryDirectory(prefix="podium-bench-") as folder:
+        setup_django(Path(folder))
+        from django.core.cache import cache
+        from django.test import Client
+
+        from submissions.services import recompute_board
+
+        benchmark = build_board(args.entries, args.seed)
+        start = time.perf_counter()
+        rows = recompute_board(benchmark)
+        recompute_ms = (time.perf_counter() - start) * 1000
+        official = sum(row.board == "official" for row in rows)
+        print(
+            f"{len(rows)} entries ({official} official, {len(rows) - official} community); "
+            f"recompute_board: {recompute_ms:.0f} ms"
+        )
+
+        client = Client()
+        url = f"/b/{benchmark.slug}/"
+        body = client.get(url).content  # warms the cache, the template loader, the URLconf
+        print(f"Official board page: {len(body) / 1000:.0f} kB of HTML")
+        report("Official board, warm (cached table)", timed_gets(client, url, args.requests))
+        cold = max(10, args.requests // 10)
+        report(
+            "Official board, cold (table rendered)",
+            timed_gets(client, url, cold, before=cache.clear),
+        )
+        sorted_url = f"/b/{benchmark.slug}/community/?sort=STG_mIoU&dir=desc"
+        client.get(sorted_url)
+        report(
+            "Community board sorted by STG_mIoU, warm",
+            timed_gets(client, sorted_url, args.requests),
+        )
+
+    start = time.perf_counter()
+    sum(range(10**7))
+    print(f"yardstick: sum(range(10**7)) took {(time.perf_counter() - start) * 1000:.0f} ms")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,180 @@
+"""Demo content for a fresh machine: MedVidBench with the synthetic test set, the published
+official rows of spec 7, and a few community entries scored from generated predictions.
+
+`load_demo` is what `manage.py load_demo` (and so `make run`) calls. It goes through the same
+services as the web pages, so the demo board is built exactly as a real one is. Idempotent:
+each step looks for what it would create first. Never run it against a real deployment: it
+refuses to import the synthetic test set over a different active one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import date, datetime, time
+from pathlib import Path
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.utils import timezone
+
+from benchmark.demo_testset import DEMO_FILENAMES, write_demo_files
+from benchmark.models import Benchmark
+from benchmark.selectors import active_testset
+from benchmark.services import ensure_medvidbench, import_testset
+from core.exceptions import DomainError
+
+from .models import Submission
+from .services import (
+    SubmissionDetails,
+    create_submission,
+    import_published_result,
+    recompute_board,
+    score_evaluation,
+)
+
+PUBLISHED_RESULTS_PATH = Path(__file__).resolve().parent / "data" / "medvidbench_published.json"
+
+# The account a visitor can sign in with to try the site (local accounts are on in dev).
+DEMO_USERNAME = "demo"
+DEMO_PASSWORD = "podium-demo"
+
+
+@dataclass(frozen=True)
+class PublishedResult:
+    model_name: str
+    is_baseline: bool
+    verified_on: date
+    values: dict[str, float | None]
+
+
+@dataclass(frozen=True)
+class DemoEntry:
+    """A demo submission: a generated predictions file submitted by the demo user."""
+
+    model_name: str
+    predictions: str  # a key of benchmark.demo_testset.DEMO_FILENAMES
+    publish: bool
+    institution: str
+    team_name: str = ""
+
+
+DEMO_ENTRIES = (
+    DemoEntry(
+        "SurgiDemo-7B (synthetic)",
+        "noisy",
+        publish=True,
+        institution="Podium demo data",
+        team_name="Demo fine-tuners",
+    ),
+    DemoEntry("ChattyVLM (synthetic)", "prose", publish=True, institution="Podium demo data"),
+    DemoEntry(
+        "SurgiDemo-7B-private (synthetic)", "noisy", publish=False, institution="Podium demo data"
+    ),
+)
+
+
+@dataclass(frozen=True)
+class DemoSummary:
+    benchmark: Benchmark
+    imported: int
+    submitted: int
+    official: int
+    community: int
+
+
+def published_results(path: Path = PUBLISHED_RESULTS_PATH) -> list[PublishedResult]:
+    """The official board's published rows (spec 7), read from the data file."""
+    rows = json.loads(path.read_text(encoding="utf-8"))["rows"]
+    return [
+        PublishedResult(
+            model_name=row["model_name"],
+            is_baseline=row["is_baseline"],
+            verified_on=date.fromisoformat(row["verified_on"]),
+            values=row["values"],
+        )
+        for row in rows
+    ]
+
+
+def load_demo(demo_dir: Path, *, log: Callable[[str], Any] = lambda message: None) -> DemoSummary:
+    """Set up the demo: benchmark, synthetic test set, published rows, demo user and entries.
+
+    Writes the demo files into `demo_dir` when the ground truth is missing there, imports
+    the test set (a no-op once imported), imports each published row not yet on the board,
+    creates the demo user and submits and scores (synchronously, so no worker is needed)
+    each demo entry it does not have yet, then recomputes the board. Raises `DomainError`
+    if the benchmark's active test set is not the demo one.
+    """
+    benchmark = ensure_medvidbench()
+    ground_truth = demo_dir / DEMO_FILENAMES["ground_truth"]
+    if not ground_truth.exists():
+        log(f"Writing the synthetic test set and predictions to {demo_dir} ...")
+        write_demo_files(demo_dir)
+    active = active_testset(benchmark)
+    checksum = hashlib.sha256(ground_truth.read_bytes()).hexdigest()
+    if active is not None and active.checksum != checksum:
+        raise DomainError(
+            f"{benchmark.name}'s active test set (v{active.version}) is not the demo test set; "
+            "load_demo only sets up development machines and will not replace it."
+        )
+    import_testset(benchmark, ground_truth, notes="synthetic demo test set")
+
+    imported = 0
+    for row in published_results():
+        if Submission.objects.filter(
+            benchmark=benchmark, publish=True, model_name__iexact=row.model_name
+        ).exists():
+            continue
+        import_published_result(
+            benchmark,
+            model_name=row.model_name,
+            values=row.values,
+            verified_at=timezone.make_aware(datetime.combine(row.verified_on, time(12))),
+            is_baseline=row.is_baseline,
+            note="published official result (spec 7), demo data",
+        )
+        imported += 1
+    log(f"Imported {imported} published results.")
+
+    user = _demo_user()
+    submitted = 0
+    for entry in DEMO_ENTRIES:
+        if Submission.objects.filter(
+            benchmark=benchmark, owner=user, model_name=entry.model_name
+        ).exists():
+            continue
+        log(f"Scoring the demo entry {entry.model_name} ...")
+        submission = create_submission(
+            benchmark,
+            owner=user,
+            details=SubmissionDetails(
+                model_name=entry.model_name,
+                institution=entry.institution,
+                contact_email="demo@example.org",
+                team_name=entry.team_name,
+                publish=entry.publish,
+            ),
+            predictions=(demo_dir / DEMO_FILENAMES[entry.predictions]).read_bytes(),
+        )
+        # The worker would do this; doing it here gives a living board without one. (The job
+        # create_submission queued finds the run scored and leaves it alone.)
+        score_evaluation(submission.evaluations.get())
+        submitted += 1
+
+    rows = recompute_board(benchmark)
+    official = sum(row.board == "official" for row in rows)
+    return DemoSummary(benchmark, imported, submitted, official, len(rows) - official)
+
+
+def _demo_user() -> Any:
+    user_model = get_user_model()
+    user, created = user_model.objects.get_or_create(
+        username=DEMO_USERNAME, defaults={"email": "demo@example.org"}
+    )
+    if created:
+        user.set_password(DEMO_PASSWORD)
+        user.save(update_fields=["password"])
+    return user

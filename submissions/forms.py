@@ -1,0 +1,96 @@
+"""The submission form: the official fields (spec 8) and the predictions file."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.core.files.uploadedfile import UploadedFile
+
+from benchmark.models import Benchmark
+from core.exceptions import DomainError, InvalidPredictions
+
+from .selectors import published_name_taken
+from .services import SubmissionDetails, check_upload_size, validate_predictions
+
+
+class SubmissionForm(forms.Form):
+    """All the synchronous checks, so one round trip lists every problem: required fields,
+    URLs, the challenge entry's team, a published model name already in use, and the file
+    (its size before it is read into memory, then JSON and every row against the test set,
+    by `validate_predictions`, with the rows named). `create_submission` checks again under
+    its lock (a name can be taken meanwhile) and the view adds its refusals to the form."""
+
+    model_name = forms.CharField(
+        max_length=100, help_text="Shown on the board; unique per benchmark."
+    )
+    institution = forms.CharField(max_length=200)
+    contact_email = forms.EmailField(help_text="Never shown publicly.")
+    model_url = forms.URLField(label="Model URL", help_text="Where the model can be found.")
+    paper_url = forms.URLField(label="Paper URL", required=False)
+    code_url = forms.URLField(label="Code URL", required=False)
+    is_challenge_entry = forms.BooleanField(label="This is a challenge entry", required=False)
+    team_name = forms.CharField(max_length=200, required=False, help_text="For challenge entries.")
+    authors = forms.CharField(max_length=500, required=False, help_text="For challenge entries.")
+    evaluate_only = forms.BooleanField(
+        label="Evaluate only, don't publish",
+        required=False,
+        help_text="The result is shown to you alone, with the rank it would have.",
+    )
+    predictions = forms.FileField(
+        label="Predictions file",
+        help_text="JSON: one {id, qa_type, prediction} object per test sample, in test-set order.",
+        widget=forms.ClearableFileInput(attrs={"accept": ".json,application/json"}),
+    )
+
+    def __init__(self, *args: Any, benchmark: Benchmark, **kwargs: Any) -> None:
+        super().__init__(*args, label_suffix="", **kwargs)
+        self.benchmark = benchmark
+        self._predictions = b""
+
+    def clean_predictions(self) -> UploadedFile:
+        upload: UploadedFile = self.cleaned_data["predictions"]
+        try:
+            check_upload_size(self.benchmark, upload.size or 0)
+            upload.seek(0)
+            self._predictions = upload.read()
+            validate_predictions(self.benchmark, self._predictions)
+        except InvalidPredictions as error:
+            raise forms.ValidationError(error.messages) from None
+        except DomainError as error:  # no active test set: submissions are closed
+            raise forms.ValidationError(str(error)) from None
+        return upload
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean()
+        if cleaned.get("is_challenge_entry"):
+            for name in ("team_name", "authors"):
+                if not cleaned.get(name):
+                    self.add_error(name, "A challenge entry needs its team name and authors.")
+        name = cleaned.get("model_name")
+        if name and not cleaned.get("evaluate_only") and published_name_taken(self.benchmark, name):
+            self.add_error(
+                "model_name",
+                f"A published entry named {name!r} already exists on {self.benchmark.name}; "
+                "choose another model name.",
+            )
+        return cleaned
+
+    def details(self) -> SubmissionDetails:
+        data = self.cleaned_data
+        return SubmissionDetails(
+            model_name=data["model_name"],
+            institution=data["institution"],
+            contact_email=data["contact_email"],
+            model_url=data["model_url"],
+            paper_url=data["paper_url"],
+            code_url=data["code_url"],
+            is_challenge_entry=data["is_challenge_entry"],
+            team_name=data["team_name"] if data["is_challenge_entry"] else "",
+            authors=data["authors"] if data["is_challenge_entry"] else "",
+            publish=not data["evaluate_only"],
+        )
+
+    def predictions_bytes(self) -> bytes:
+        """The uploaded file's content, read once by `clean_predictions`."""
+        return self._predictions

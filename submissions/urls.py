@@ -1,0 +1,23 @@
+"""The benchmark pages (boards, About, Submit under /b/<slug>/) and a submitter's own pages."""
+
+from django.urls import path
+
+from . import views
+from .enums import BoardKind
+
+app_name = "submissions"
+
+urlpatterns = [
+    path("b/<slug:slug>/", views.board, {"board": BoardKind.OFFICIAL}, name="board"),
+    path(
+        "b/<slug:slug>/community/",
+        views.board,
+        {"board": BoardKind.COMMUNITY},
+        name="community",
+    ),
+    path("b/<slug:slug>/about/", views.about, name="about"),
+    path("b/<slug:slug>/submit/", views.submit, name="submit"),
+    path("submissions/", views.my_submissions, name="mine"),
+    path("submissions/<int:pk>/", views.submission_detail, name="detail"),
+    path("submissions/<int:pk>/status/", views.submission_status, name="status"),
+]

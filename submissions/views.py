@@ -1,0 +1,152 @@
+"""The web pages: the benchmark list, a benchmark's boards, About and Submit tabs, and a
+submitter's own pages. Each view parses the request, checks permission through a selector,
+calls one service or selector and renders."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.cache import cache
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.template.loader import render_to_string
+from django.utils.safestring import SafeString, mark_safe
+
+from benchmark.models import Benchmark, Metric
+from benchmark.selectors import active_testset, benchmark_by_slug, public_benchmarks
+from core.exceptions import DomainError, InvalidPredictions
+
+from . import selectors, services
+from .enums import BoardKind
+from .forms import SubmissionForm
+from .models import Submission
+
+
+def home(request: HttpRequest) -> HttpResponse:
+    """The public benchmarks; with only one, its board directly."""
+    benchmarks = list(public_benchmarks())
+    if len(benchmarks) == 1:
+        return redirect("submissions:board", slug=benchmarks[0].slug)
+    return render(request, "submissions/home.html", {"benchmarks": benchmarks})
+
+
+def board(request: HttpRequest, slug: str, board: str = BoardKind.OFFICIAL) -> HttpResponse:
+    """One board table (Official or Community), sorted by `?sort=<column>&dir=asc|desc`."""
+    benchmark = _visible_benchmark(request, slug)
+    metrics = list(benchmark.metrics.all())
+    sort = selectors.parse_board_sort(request.GET.get("sort"), request.GET.get("dir"), metrics)
+    summary = selectors.board_summary(benchmark)
+    context = {
+        "benchmark": benchmark,
+        "tab": board,
+        "board": BoardKind(board),
+        "summary": summary,
+        "count": summary.counts[board],
+        "table": _board_table(benchmark, BoardKind(board), sort, metrics, summary),
+    }
+    return render(request, "submissions/board.html", context)
+
+
+def _board_table(
+    benchmark: Benchmark,
+    board: BoardKind,
+    sort: selectors.BoardSort,
+    metrics: list[Metric],
+    summary: selectors.BoardSummary,
+) -> SafeString:
+    """The table's HTML, cached per board, sort and recompute: the same for every viewer, and
+    it only changes when `recompute_board` runs (which moves `computed_at`, hence the key). A
+    cache hit costs no query beyond the page's three; a miss reads the rows in one."""
+    key = None
+    if summary.computed_at is not None and settings.PODIUM_BOARD_CACHE_SECONDS > 0:
+        stamp = summary.computed_at.timestamp()
+        key = f"podium:board:{benchmark.pk}:{board}:{stamp}:{sort.key}:{sort.direction}"
+        cached = cache.get(key)
+        if cached is not None:
+            return mark_safe(cached)  # our own rendered template, escaped when rendered
+    rows = selectors.board_rows(benchmark, board=board, sort=sort, metrics=metrics)
+    columns = selectors.board_columns(metrics, sort)
+    html = render_to_string(
+        "submissions/_board_table.html", {"rows": rows, "columns": columns, "board": board}
+    )
+    if key is not None:
+        cache.set(key, html, settings.PODIUM_BOARD_CACHE_SECONDS)
+    return mark_safe(html)  # our own rendered template, escaped when rendered
+
+
+def about(request: HttpRequest, slug: str) -> HttpResponse:
+    benchmark = _visible_benchmark(request, slug)
+    context = {
+        "benchmark": benchmark,
+        "tab": "about",
+        "about": selectors.about_blocks(benchmark.about),
+        "metrics": list(benchmark.metrics.all()),
+        "test_set": active_testset(benchmark),
+    }
+    return render(request, "submissions/about.html", context)
+
+
+@login_required
+def submit(request: HttpRequest, slug: str) -> HttpResponse:
+    """The submission form. Every synchronous check runs before anything is stored; a valid
+    file is stored and queued, and the submitter lands on its status page."""
+    benchmark = _visible_benchmark(request, slug)
+    form = SubmissionForm(request.POST or None, request.FILES or None, benchmark=benchmark)
+    if request.method == "POST" and form.is_valid():
+        try:
+            submission = services.create_submission(
+                benchmark,
+                owner=request.user,
+                details=form.details(),
+                predictions=form.predictions_bytes(),
+            )
+        except InvalidPredictions as error:
+            form.add_error("predictions", error.messages)
+        except DomainError as error:  # the quota, a name taken meanwhile, submissions closed
+            form.add_error(None, str(error))
+        else:
+            messages.success(request, "Your file passed the checks and is queued for scoring.")
+            return redirect(submission)
+    context = {
+        "benchmark": benchmark,
+        "tab": "submit",
+        "form": form,
+        "evaluations_left": services.evaluations_left_today(request.user, benchmark),
+    }
+    return render(request, "submissions/submit.html", context)
+
+
+@login_required
+def my_submissions(request: HttpRequest) -> HttpResponse:
+    submissions = selectors.submissions_for_user(request.user)
+    return render(request, "submissions/my_submissions.html", {"submissions": submissions})
+
+
+@login_required
+def submission_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    """A submission's status page: its owner's (and staff's) only, 404 for anyone else."""
+    status = selectors.submission_status(_visible_submission(request, pk), viewer=request.user)
+    context = {"status": status, "benchmark": status.submission.benchmark}
+    return render(request, "submissions/submission_detail.html", context)
+
+
+@login_required
+def submission_status(request: HttpRequest, pk: int) -> HttpResponse:
+    """The status fragment the detail page polls (htmx) while the run is in progress."""
+    status = selectors.submission_status(_visible_submission(request, pk), viewer=request.user)
+    return render(request, "submissions/_status.html", {"status": status})
+
+
+def _visible_benchmark(request: HttpRequest, slug: str) -> Benchmark:
+    try:
+        return benchmark_by_slug(slug, viewer=request.user)
+    except Benchmark.DoesNotExist:
+        raise Http404("No such benchmark.") from None
+
+
+def _visible_submission(request: HttpRequest, pk: int) -> Submission:
+    try:
+        return selectors.submission_for_user(request.user, pk)
+    except Submission.DoesNotExist:
+        raise Http404("No such submission.") from None

@@ -1,0 +1,84 @@
+"""load_demo: the demo board from small files, twice."""
+
+import json
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from benchmark.demo_testset import DEMO_FILENAMES
+from benchmark.models import TestSet
+from benchmark.services import ensure_medvidbench, import_testset
+from core.models import AuditEvent
+from submissions.demo import DEMO_ENTRIES, DEMO_PASSWORD, DEMO_USERNAME
+from submissions.models import BoardEntry, Evaluation, Submission
+from tests.benchmark.factories import small_ground_truth, write_ground_truth
+
+pytestmark = [pytest.mark.integration, pytest.mark.django_db]
+
+
+@pytest.fixture
+def demo_dir(tmp_path, records):
+    """The demo files, written small: the five-record test set and two answer sets."""
+    folder = tmp_path / "demo"
+    write_ground_truth(folder / DEMO_FILENAMES["ground_truth"], records)
+    # Noisy: the reference answers; prose: nothing a parser reads.
+    for kind, answer in (("noisy", None), ("prose", "I am not sure.")):
+        rows = [
+            {
+                "id": "&&".join(
+                    record["metadata"][name]
+                    for name in (
+                        "video_id",
+                        "input_video_start_frame",
+                        "input_video_end_frame",
+                        "fps",
+                    )
+                ),
+                "qa_type": record["qa_type"],
+                "prediction": answer or record["conversations"][-1]["value"],
+            }
+            for record in records
+        ]
+        (folder / DEMO_FILENAMES[kind]).write_text(json.dumps(rows))
+    return folder
+
+
+def counts():
+    return (
+        Submission.objects.count(),
+        Evaluation.objects.count(),
+        BoardEntry.objects.count(),
+        TestSet.objects.count(),
+        AuditEvent.objects.count(),
+    )
+
+
+def test_load_demo_builds_a_living_board_and_is_idempotent(
+    demo_dir, private_dir, django_user_model
+):
+    call_command("load_demo", demo_dir=demo_dir, verbosity=0)
+    first = counts()
+    call_command("load_demo", demo_dir=demo_dir, verbosity=0)
+
+    assert counts() == first
+    assert first[:4] == (15 + len(DEMO_ENTRIES), 15 + len(DEMO_ENTRIES), 15 + 2, 1)
+    board = BoardEntry.objects.values_list("board", "submission__model_name").order_by(
+        "board", "rank"
+    )
+    assert [name for kind, name in board if kind == "community"] == [
+        "SurgiDemo-7B (synthetic)",
+        "ChattyVLM (synthetic)",
+    ]
+    demo_user = django_user_model.objects.get(username=DEMO_USERNAME)
+    assert demo_user.check_password(DEMO_PASSWORD)
+    assert {run.status for run in Evaluation.objects.filter(requested_by=demo_user)} == {"scored"}
+
+
+def test_load_demo_refuses_to_replace_a_real_test_set(demo_dir, private_dir, tmp_path, records):
+    real = write_ground_truth(tmp_path / "real.json", small_ground_truth()[:3])
+    import_testset(ensure_medvidbench(), real)
+
+    with pytest.raises(CommandError, match="is not the demo test set"):
+        call_command("load_demo", demo_dir=demo_dir, verbosity=0)
+    assert Submission.objects.count() == 0

@@ -1,0 +1,562 @@
+"""The web pages: boards, About, the submit form, the status page, my submissions."""
+
+import json
+from datetime import UTC, datetime
+from html.parser import HTMLParser
+
+import pytest
+from django.core.cache import cache
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.utils.html import escape
+
+from benchmark.services import update_benchmark
+from submissions import services
+from submissions.enums import EvaluationStatus
+from submissions.models import Evaluation, Submission
+from tests.accounts.factories import UserFactory
+
+from .factories import EvaluationFactory, scored_entry
+
+pytestmark = [pytest.mark.integration, pytest.mark.django_db]
+
+FORM = {
+    "model_name": "MyModel",
+    "institution": "Lab",
+    "contact_email": "author@example.org",
+    "model_url": "https://example.org/my-model",
+}
+METRIC_KEYS = [
+    "CVS_acc",
+    "NAP_acc",
+    "SA_acc",
+    "STG_mIoU",
+    "TAG_mIoU@0.3",
+    "TAG_mIoU@0.5",
+    "DVC_F1",
+    "DVC_llm",
+    "VS_llm",
+    "RC_llm",
+]
+
+
+@pytest.fixture(autouse=True)
+def empty_cache():
+    cache.clear()
+    yield
+    cache.clear()
+
+
+@pytest.fixture
+def benchmark(medvidbench):
+    return medvidbench
+
+
+def values(**overrides):
+    return {**dict.fromkeys(METRIC_KEYS, 0.5), **overrides}
+
+
+class TableParser(HTMLParser):
+    """The rows of the first table of a page (or of the table with a given class): each
+    row a list of (cell classes, cell text) pairs; header links are collected too."""
+
+    def __init__(self, table_class=None):
+        super().__init__()
+        self.table_class = table_class
+        self.depth = 0  # > 0 inside the chosen table
+        self.done = False
+        self.rows, self.header_links = [], []
+        self.cell = None
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag == "table" and not self.done and self.depth == 0:
+            classes = (attrs.get("class") or "").split()
+            if self.table_class is None or self.table_class in classes:
+                self.depth = 1
+            return
+        if not self.depth:
+            return
+        if tag == "tr":
+            self.rows.append([])
+        elif tag in ("td", "th"):
+            self.cell = [attrs.get("class") or "", ""]
+        elif tag == "a" and self.cell is not None and attrs.get("href", "").startswith("?"):
+            self.header_links.append(attrs["href"])
+
+    def handle_endtag(self, tag):
+        if not self.depth:
+            return
+        if tag in ("td", "th") and self.cell is not None:
+            self.rows[-1].append((self.cell[0], " ".join(self.cell[1].split())))
+            self.cell = None
+        elif tag == "table":
+            self.depth, self.done = 0, True
+
+    def handle_data(self, data):
+        if self.depth and self.cell is not None:
+            self.cell[1] += data
+
+
+def parse_table(content, table_class=None):
+    parser = TableParser(table_class)
+    parser.feed(content)
+    return parser
+
+
+def get(client, url, status=200):
+    response = client.get(url)
+    assert response.status_code == status
+    return response.content.decode()
+
+
+# --- home and boards ----------------------------------------------------------------------------
+
+
+def test_home_redirects_to_the_only_benchmark(client, benchmark):
+    response = client.get("/")
+    assert (response.status_code, response.url) == (302, "/b/medvidbench/")
+
+
+def test_a_hidden_benchmark_is_not_found_for_visitors(client, benchmark):
+    update_benchmark(benchmark, actor=None, is_public=False)
+    get(client, "/b/medvidbench/", status=404)
+    client.force_login(UserFactory(is_staff=True))
+    get(client, "/b/medvidbench/")
+
+
+@pytest.fixture
+def board(benchmark):
+    """Three verified rows and two community rows (one with its judge pending)."""
+    verified = {"verification_status": "verified", "verified_at": datetime(2026, 4, 15, tzinfo=UTC)}
+    scored_entry(
+        benchmark,
+        "Alpha",
+        values(CVS_acc=0.9, NAP_acc=0.2),
+        model_url="https://example.org/alpha",
+        team_name="Team A",
+        **verified,
+    )
+    scored_entry(benchmark, "Beta", values(CVS_acc=0.8, NAP_acc=0.3), is_baseline=True, **verified)
+    scored_entry(benchmark, "Gamma", values(CVS_acc=0.1, NAP_acc=0.1), institution="", **verified)
+    scored_entry(
+        benchmark,
+        "Delta",
+        values(CVS_acc=0.85, STG_mIoU=0.9, DVC_llm=None, VS_llm=None, RC_llm=None),
+        status=EvaluationStatus.SCORED,
+        institution="Delta Lab",
+    )
+    scored_entry(benchmark, "Epsilon", values(CVS_acc=0.05))
+    services.recompute_board(benchmark)
+    return benchmark
+
+
+def test_the_official_board_shows_ranks_medals_badges_and_highlights(client, board):
+    table = parse_table(get(client, "/b/medvidbench/"), "board")
+
+    header, *rows = table.rows
+    assert [text for _, text in header] == ["Rank ▲", "Model", "Team", *METRIC_KEYS, "Date"]
+    # Global ranks: Epsilon (2) and Delta (5) are on the Community board.
+    assert [row[0][1] for row in rows] == ["🥇1avg 1.40", "🥉3avg 1.50", "4avg 1.80"]
+    assert [row[1][1] for row in rows] == [
+        "Alpha ✓ verified",
+        "Beta ✓ verified baseline",
+        "Gamma ✓ verified",
+    ]
+    assert [row[2][1] for row in rows] == ["Team A", "Test University", "—"]
+    # CVS_acc and NAP_acc, with the official board's best (bold) and second-best (underlined).
+    assert [row[3] for row in rows] == [
+        ("num best", "0.900"),
+        ("num second", "0.800"),
+        ("num", "0.100"),
+    ]
+    assert [row[4] for row in rows] == [
+        ("num second", "0.200"),
+        ("num best", "0.300"),
+        ("num", "0.100"),
+    ]
+    assert [row[-1][1] for row in rows] == ["2026-04-15"] * 3  # the verification date
+    content = get(client, "/b/medvidbench/")
+    assert '<a href="https://example.org/alpha" rel="nofollow noopener">Alpha</a>' in content
+    assert "Delta" not in content
+
+
+def test_the_community_board_shows_global_ranks_and_pending_judge_metrics(client, board):
+    table = parse_table(get(client, "/b/medvidbench/community/"), "board")
+
+    _, *rows = table.rows
+    # Delta's pending judge metrics rank last (5 of 5 on each), which puts it last overall.
+    assert [(row[0][1], row[1][1], row[2][1]) for row in rows] == [
+        ("🥈2avg 1.50", "Epsilon", "Test University"),
+        ("5avg 2.30", "Delta", "Delta Lab"),
+    ]
+    delta = dict(zip(["rank", "model", "team", *METRIC_KEYS, "date"], rows[1], strict=True))
+    assert (delta["CVS_acc"], delta["STG_mIoU"]) == (("num best", "0.850"), ("num best", "0.900"))
+    assert [delta[key] for key in ("DVC_llm", "VS_llm", "RC_llm")] == [
+        ("num pending", "pending")
+    ] * 3
+    assert delta["date"][1] == datetime.now(UTC).date().isoformat()
+
+
+def test_an_imported_published_result_is_marked_with_its_verification_date(
+    client, benchmark, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):  # the board is rebuilt on commit
+        services.import_published_result(
+            benchmark,
+            model_name="GPT-4.1",
+            values=values(),
+            verified_at=datetime(2026, 4, 15, 12, tzinfo=UTC),
+            is_baseline=True,
+        )
+
+    (row,) = parse_table(get(client, "/b/medvidbench/"), "board").rows[1:]
+
+    assert (row[1][1], row[-1][1]) == ("GPT-4.1 ✓ verified baseline", "2026-04-15 imported")
+
+
+def test_every_column_sorts_in_one_click_without_changing_the_rank(client, board):
+    table = parse_table(get(client, "/b/medvidbench/"), "board")
+    assert table.header_links == [
+        "?sort=rank&dir=desc",  # the current sort: a click reverses it
+        "?sort=model&dir=asc",
+        "?sort=team&dir=asc",
+        *[f"?sort={key.replace('@', '%40')}&dir=desc" for key in METRIC_KEYS],
+        "?sort=date&dir=desc",
+    ]
+
+    by_nap = parse_table(get(client, "/b/medvidbench/?sort=NAP_acc&dir=desc"), "board")
+    assert [(row[0][1], row[1][1].split()[0]) for row in by_nap.rows[1:]] == [
+        ("🥉3avg 1.50", "Beta"),
+        ("🥇1avg 1.40", "Alpha"),
+        ("4avg 1.80", "Gamma"),
+    ]
+    assert "?sort=NAP_acc&dir=asc" in by_nap.header_links
+    by_model = parse_table(get(client, "/b/medvidbench/?sort=model&dir=desc"), "board")
+    assert [row[1][1].split()[0] for row in by_model.rows[1:]] == ["Gamma", "Beta", "Alpha"]
+    # An unknown column is the default order, not an error.
+    unknown = parse_table(get(client, "/b/medvidbench/?sort=nope&dir=sideways"), "board")
+    assert [row[1][1].split()[0] for row in unknown.rows[1:]] == ["Alpha", "Beta", "Gamma"]
+
+
+@pytest.mark.parametrize("entries", [1, 3])
+def test_the_board_page_costs_the_same_queries_whatever_its_size(
+    client, benchmark, entries, django_assert_num_queries
+):
+    for number in range(entries):
+        scored_entry(
+            benchmark,
+            f"Model {number}",
+            values(CVS_acc=number / 10),
+            verification_status="verified",
+        )
+    services.recompute_board(benchmark)
+
+    # The benchmark, its metrics, the board summary, then the rows with their submissions.
+    with django_assert_num_queries(4):
+        first = get(client, "/b/medvidbench/")
+    # The table is cached until the board is recomputed: the rows are not read again.
+    with django_assert_num_queries(3):
+        second = get(client, "/b/medvidbench/")
+    assert first == second
+    assert len(parse_table(first, "board").rows) == entries + 1
+
+
+def test_a_recompute_replaces_the_cached_table(client, board):
+    get(client, "/b/medvidbench/")
+    scored_entry(board, "Zeta", values(CVS_acc=1.0), verification_status="verified")
+    services.recompute_board(board)
+
+    rows = parse_table(get(client, "/b/medvidbench/"), "board").rows[1:]
+
+    assert rows[0][1][1] == "Zeta ✓ verified"
+
+
+def test_the_about_page_shows_metrics_policy_test_set_citation_and_licence(client, benchmark):
+    content = get(client, "/b/medvidbench/about/")
+
+    metrics = parse_table(content, "metrics").rows[1:]
+    assert [row[0][1] for row in metrics] == METRIC_KEYS
+    assert metrics[-1][3][1] == "LLM judge, higher is better"
+    assert "<dt>Ties</dt><dd>Shared smaller rank (1, 1, 3)</dd>" in content
+    assert "<dt>Scope</dt><dd>All entries (official and community together)</dd>" in content
+    assert "<dt>Samples</dt><dd>5</dd>" in content
+    assert "@inproceedings{su2026medgrpo," in content
+    assert "Dataset: CC BY-NC-SA 4.0" in content
+
+
+# --- submitting ---------------------------------------------------------------------------------
+
+
+def upload(content, name="predictions.json"):
+    return SimpleUploadedFile(name, content, content_type="application/json")
+
+
+@pytest.fixture
+def submitter(client):
+    user = UserFactory()
+    client.force_login(user)
+    return user
+
+
+def post(client, predictions, **fields):
+    return client.post(
+        "/b/medvidbench/submit/", {**FORM, **fields, "predictions": upload(predictions)}
+    )
+
+
+def stored_nothing(private_dir):
+    folder = private_dir / "predictions"
+    return Submission.objects.count() == 0 and not (folder.exists() and any(folder.rglob("*.json")))
+
+
+def test_the_submit_page_needs_a_sign_in(client, benchmark):
+    response = client.get("/b/medvidbench/submit/")
+    assert (response.status_code, response.url) == (
+        302,
+        "/accounts/login/?next=/b/medvidbench/submit/",
+    )
+
+
+def test_the_submit_page_shows_the_evaluations_left_today(client, benchmark, submitter):
+    EvaluationFactory(submission__benchmark=benchmark, requested_by=submitter)
+    content = get(client, "/b/medvidbench/submit/")
+    assert "You have <strong>4</strong> of 5 evaluations left today on MedVidBench" in content
+
+
+def rejection(content):
+    """The errors listed on the form, by field (None: the form's own errors)."""
+    return content.split('<ul class="errorlist', 1)[1].split("</ul>", 1)[0]
+
+
+@pytest.mark.parametrize(
+    ("make_file", "message"),
+    [
+        (
+            lambda rows: b"[{",
+            "not valid JSON: Expecting property name enclosed in double quotes at line 1, column 3",
+        ),
+        (
+            lambda rows: json.dumps(rows[:2]).encode(),
+            "expected 5 rows, one per test sample in test-set order, got 2",
+        ),
+        (
+            lambda rows: json.dumps([*rows[:1], {**rows[1], "qa_type": "tal"}, *rows[2:]]).encode(),
+            "row 1, field 'qa_type': expected 'stg' at this position, got 'tal'",
+        ),
+    ],
+    ids=["bad-json", "row-count", "misaligned-qa-type"],
+)
+def test_a_file_that_does_not_fit_the_test_set_is_refused_with_its_rows_named(
+    client, submitter, perfect_predictions, private_dir, make_file, message
+):
+    rows = json.loads(perfect_predictions)
+
+    response = post(client, make_file(rows))
+
+    content = response.content.decode()
+    assert response.status_code == 200
+    assert f'<ul class="errorlist" id="id_predictions_errors"><li>{escape(message)}</li>' in content
+    assert stored_nothing(private_dir)
+
+
+def test_a_published_model_name_in_use_is_refused(
+    client, submitter, benchmark, perfect_predictions, private_dir
+):
+    scored_entry(benchmark, "mymodel", values())
+    existing = Submission.objects.count()
+
+    content = post(client, perfect_predictions).content.decode()
+
+    assert (
+        '<ul class="errorlist" id="id_model_name_errors"><li>A published entry named '
+        "&#x27;MyModel&#x27; already exists on MedVidBench; choose another model name.</li></ul>"
+    ) in content
+    assert Submission.objects.count() == existing
+    # Evaluate-only runs may reuse a name: they are never published.
+    assert post(client, perfect_predictions, evaluate_only="on").status_code == 302
+
+
+def test_every_problem_is_listed_in_one_round_trip(client, submitter, benchmark, private_dir):
+    scored_entry(benchmark, "MyModel", values())
+
+    content = post(client, b"{}", model_url="not a url").content.decode()
+
+    assert '<ul class="errorlist" id="id_model_name_errors"><li>A published entry named' in content
+    assert '<ul class="errorlist" id="id_model_url_errors"><li>Enter a valid URL.</li>' in content
+    assert (
+        '<ul class="errorlist" id="id_predictions_errors"><li>expected a JSON list of {id, '
+        "qa_type, prediction} objects (a merged results file or an object keyed by sample is "
+        "not accepted)</li></ul>"
+    ) in content
+
+
+def test_an_exhausted_quota_is_refused(
+    client, submitter, benchmark, perfect_predictions, private_dir
+):
+    EvaluationFactory.create_batch(5, submission__benchmark=benchmark, requested_by=submitter)
+    before = (Submission.objects.count(), Evaluation.objects.count())
+
+    content = post(client, perfect_predictions).content.decode()
+
+    assert (
+        '<ul class="errorlist nonfield"><li>You have used all 5 evaluations for MedVidBench today; '
+        "the count resets at midnight UTC.</li></ul>"
+    ) in content
+    assert "You have <strong>0</strong> of 5 evaluations left today" in content
+    assert (Submission.objects.count(), Evaluation.objects.count()) == before
+    assert not any((private_dir / "predictions").rglob("*.json"))
+
+
+def test_an_oversized_file_is_refused_before_it_is_read(client, submitter, benchmark, private_dir):
+    update_benchmark(benchmark, actor=None, max_upload_mb=1)
+
+    content = post(client, b" " * (1024 * 1024 + 1)).content.decode()
+
+    assert (
+        '<ul class="errorlist" id="id_predictions_errors"><li>The file is 1.0 MB; this benchmark '
+        "accepts at most 1 MB.</li></ul>"
+    ) in content
+    assert stored_nothing(private_dir)
+
+
+def test_a_challenge_entry_needs_its_team(client, submitter, perfect_predictions, private_dir):
+    content = post(client, perfect_predictions, is_challenge_entry="on").content.decode()
+    assert content.count("A challenge entry needs its team name and authors.") == 2
+    assert stored_nothing(private_dir)
+
+
+# --- the status page ----------------------------------------------------------------------------
+
+REFERENCE_ANSWERS = ["1.0-5.0 seconds.", "The surgeon dissects the cystic duct."]
+
+
+@pytest.fixture
+def uploaded(client, submitter, predictions_for, django_capture_on_commit_callbacks):
+    """A valid upload through the form: some answers the parsers cannot read."""
+    predictions = predictions_for(
+        [
+            "I cannot tell from this clip",
+            "1.0 seconds: [10, 20, 30, 40]",
+            "tying",
+            "Two structures: 2, Cystic plate: 1, Hepatocystic triangle: 0",
+            "My own summary of the clip.",
+        ]
+    )
+    with django_capture_on_commit_callbacks() as callbacks:
+        response = post(client, predictions)
+    submission = Submission.objects.get()
+    assert (response.status_code, response.url) == (302, f"/submissions/{submission.pk}/")
+    assert len(callbacks) == 1  # the scoring task
+    return submission
+
+
+def test_a_valid_upload_is_queued_and_its_page_polls(client, uploaded):
+    content = get(client, f"/submissions/{uploaded.pk}/")
+
+    assert uploaded.evaluations.get().status == EvaluationStatus.QUEUED
+    assert "Your file passed the checks and is queued for scoring." in content
+    assert f'hx-get="/submissions/{uploaded.pk}/status/" hx-trigger="every 2s"' in content
+    assert '<li class="step current" aria-current="step">Queued</li>' in content
+    assert '<script src="/static/vendor/htmx/htmx.min.js" defer></script>' in content
+
+
+def test_after_scoring_the_page_shows_metrics_datasets_and_own_unparsed_answers(
+    client, uploaded, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        services.score_evaluation(uploaded.evaluations.get())
+
+    content = get(client, f"/submissions/{uploaded.pk}/status/")
+
+    assert "hx-trigger" not in content  # scored: polling stops
+    metrics = parse_table(content, "result").rows[1:]
+    assert [(row[0][1].split()[0], row[1]) for row in metrics] == [
+        ("CVS_acc", ("num", "1.000")),
+        ("NAP_acc", ("num missing", "—")),  # its one sample is skipped (spec 4)
+        ("SA_acc", ("num missing", "—")),
+        ("STG_mIoU", ("num", "1.000")),
+        ("TAG_mIoU@0.3", ("num", "0.000")),
+        ("TAG_mIoU@0.5", ("num", "0.000")),
+        ("DVC_F1", ("num missing", "—")),
+        ("DVC_llm", ("num pending", "pending")),
+        ("VS_llm", ("num pending", "pending")),
+        ("RC_llm", ("num pending", "pending")),
+    ]
+    per_dataset = parse_table(content, "per-dataset").rows
+    assert [[text for _, text in row] for row in per_dataset] == [
+        ["Dataset", "CVS_acc", "STG_mIoU", "TAG_mIoU@0.3", "TAG_mIoU@0.5"],
+        ["AVOS", "—", "—", "0.000", "0.000"],
+        ["Cholec80_CVS", "1.000", "—", "—", "—"],
+        ["CholecTrack20", "—", "1.000", "—", "—"],
+    ]
+    formats = parse_table(content, "formats").rows[1:]
+    assert [[text for _, text in row] for row in formats] == [
+        ["cvs_assessment", "1", "1", "100.0%"],
+        ["next_action", "0", "0", "—"],
+        ["stg", "1", "1", "100.0%"],
+        ["tal", "0", "1", "0.0%"],
+        ["video_summary", "1", "1", "100.0%"],
+    ]
+    assert '<q class="answer">I cannot tell from this clip</q>' in content
+    for reference in REFERENCE_ANSWERS:
+        assert reference not in content
+    assert "Rank <strong>1</strong> on the" in content
+
+
+def test_only_the_owner_and_staff_see_a_status_page(client, uploaded):
+    url = f"/submissions/{uploaded.pk}/"
+    client.force_login(UserFactory())
+    get(client, url, status=404)
+    get(client, url + "status/", status=404)
+    client.force_login(UserFactory(is_staff=True))
+    get(client, url)
+    client.logout()
+    assert client.get(url).url == f"/accounts/login/?next={url}"
+
+
+def test_an_evaluate_only_entry_is_on_no_board_and_its_would_be_rank_is_the_owners(
+    client, benchmark, submitter, perfect_predictions, django_capture_on_commit_callbacks
+):
+    scored_entry(benchmark, "Published", values(), verification_status="verified")
+    services.recompute_board(benchmark)
+    post(client, perfect_predictions, model_name="Secret", evaluate_only="on")
+    secret = Submission.objects.get(model_name="Secret")
+    with django_capture_on_commit_callbacks(execute=True):
+        services.score_evaluation(secret.evaluations.get())
+
+    owner_page = get(client, f"/submissions/{secret.pk}/")
+    # Its missing and pending metrics rank last: second of the two.
+    assert "it would rank <strong>2</strong> of 2 (mean rank 1.60)" in owner_page
+    for viewer in (submitter, UserFactory(), None):
+        if viewer is None:
+            client.logout()
+        else:
+            client.force_login(viewer)
+        for url in ("/b/medvidbench/", "/b/medvidbench/community/"):
+            assert "Secret" not in get(client, url)
+    client.force_login(UserFactory(is_staff=True))
+    staff_page = get(client, f"/submissions/{secret.pk}/")
+    assert "would rank" not in staff_page
+
+
+# --- my submissions -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("count", [1, 3])
+def test_my_submissions_lists_them_all_in_constant_queries(
+    client, benchmark, submitter, count, django_assert_num_queries
+):
+    for number in range(count):
+        scored_entry(benchmark, f"Mine {number}", values(), owner=submitter)
+    scored_entry(benchmark, "Someone else's", values())
+    services.recompute_board(benchmark)
+
+    # The session, the user, then the submissions with their newest status and board entry.
+    with django_assert_num_queries(3):
+        content = get(client, "/submissions/")
+
+    rows = parse_table(content, "submissions").rows[1:]
+    assert [(row[0][1], row[3][1], row[4][1], row[5][1]) for row in rows] == [
+        (f"Mine {number}", "Complete", "Community", str(number + 1))
+        for number in reversed(range(count))
+    ]
