@@ -351,6 +351,26 @@ class SentenceEncoder:
         c = self._candidate_embeddings(tuple(candidates))
         return q @ c.T
 
+    def nearest_candidates(self, pairs: Sequence[tuple[str, Sequence[str]]]) -> list[int]:
+        """For each (query, candidates) pair, `most_similar([query], candidates)[0]`.
+
+        Every query is embedded in one `encode` call (large, length-sorted batches) instead of
+        one call per candidate list; candidate lists come from the cache.
+        """
+        if not pairs:
+            return []
+        queries = [query for query, _ in pairs]
+        if any(not isinstance(query, str) for query in queries):
+            raise TypeError("queries must be strings")
+        vectors = dict(zip(queries, self.encode(queries), strict=True))
+        nearest = []
+        for query, candidates in pairs:
+            if len(candidates) == 0:
+                raise ValueError("every query needs at least one candidate")
+            scores = self._candidate_embeddings(tuple(candidates)) @ vectors[query]
+            nearest.append(int(np.argmax(scores)))
+        return nearest
+
     def _candidate_embeddings(self, candidates: tuple[str, ...]) -> np.ndarray:
         with self._cache_lock:
             cached = self._candidate_cache.get(candidates)

@@ -9,7 +9,7 @@ from .labels import ActionLabels, load_action_labels
 from .metrics.assessment import score_cvs_assessment, score_skill_assessment
 from .metrics.common import Item, MetricValue, TaskOutcome
 from .metrics.dense_captioning import score_dense_captioning
-from .metrics.next_action import MostSimilar, score_next_action
+from .metrics.next_action import NearestClass, score_next_action
 from .metrics.stg import score_stg
 from .metrics.tal import score_tal
 from .result import ScoreResult, UnparsedExample
@@ -25,11 +25,11 @@ def evaluate(
     test_set: TestSet,
     predictions: Sequence[str],
     *,
-    most_similar: MostSimilar | None = None,
+    nearest_class: NearestClass | None = None,
     labels: ActionLabels | None = None,
 ) -> ScoreResult:
     """Score `predictions` (one text per sample, in test-set order, already checked by
-    `load_predictions`). `most_similar` defaults to the bundled MiniLM encoder, which
+    `load_predictions`). `nearest_class` defaults to the bundled MiniLM encoder, which
     is loaded only if some next-action answer is not an exact class label."""
     if len(predictions) != len(test_set):
         raise ValueError("predictions must be aligned with the test set; use load_predictions")
@@ -53,7 +53,7 @@ def evaluate(
         outcomes[Task.NEXT_ACTION] = score_next_action(
             by_task[Task.NEXT_ACTION],
             labels or load_action_labels(),
-            most_similar or _default_most_similar,
+            nearest_class or _default_nearest_class,
         )
     for task in (Task.VIDEO_SUMMARY, Task.REGION_CAPTION):
         if task in by_task:
@@ -103,9 +103,9 @@ def _unparsed_examples(
     return examples
 
 
-def _default_most_similar(queries: Sequence[str], candidates: Sequence[str]) -> list[int]:
+def _default_nearest_class(pairs: Sequence[tuple[str, tuple[str, ...]]]) -> list[int]:
     # Imported here: loading the encoder (tokenizer + weights) is only worth it
     # when some answer is not an exact class label.
     from .embedding import default_encoder
 
-    return default_encoder().most_similar(queries, candidates)
+    return default_encoder().nearest_candidates(pairs)

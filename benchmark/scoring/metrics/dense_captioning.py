@@ -68,18 +68,15 @@ def temporal_f1(
         ious = activitynet_iou_matrix(
             np.array(predicted, dtype=np.int64).reshape(-1, 2),
             np.array(reference, dtype=np.int64).reshape(-1, 2),
-        ).tolist()
+        )
     except OverflowError:
         # Frame numbers beyond 64 bits (an absurd answer): exact Python integers instead.
-        ious = [[activitynet_iou(pred, ref) for ref in reference] for pred in predicted]
+        ious = np.array([[activitynet_iou(pred, ref) for ref in reference] for pred in predicted])
     precisions, recalls = [], []
     for threshold in THRESHOLDS:
-        covered_predictions = sum(any(iou > threshold for iou in row) for row in ious)
-        covered_references = sum(
-            any(row[index] > threshold for row in ious) for index in range(len(reference))
-        )
-        precisions.append(covered_predictions / max(len(predicted), 1))
-        recalls.append(covered_references / len(reference))
+        above = ious > threshold
+        precisions.append(int(above.any(axis=1).sum()) / max(len(predicted), 1))
+        recalls.append(int(above.any(axis=0).sum()) / len(reference))
     precision = sum(precisions) / len(precisions)
     recall = sum(recalls) / len(recalls)
     return 2 * recall * precision / (recall + precision) if recall + precision > 0 else 0.0

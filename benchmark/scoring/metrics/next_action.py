@@ -9,8 +9,10 @@ from ..parsers import normalize_action
 from ..tasks import NAP_ACC
 from .common import Item, MetricValue, TaskOutcome
 
-# (queries, candidates) -> per query, the index of the most cosine-similar candidate.
-MostSimilar = Callable[[Sequence[str], Sequence[str]], list[int]]
+# [(query, candidates), ...] -> per pair, the index of the candidate most similar to the query
+# (cosine similarity of sentence embeddings; the first index on ties). All pairs of a run come
+# in one call, so the encoder can embed every query in a few large batches.
+NearestClass = Callable[[Sequence[tuple[str, tuple[str, ...]]]], list[int]]
 
 
 def class_list(dataset: str, question: str, labels: ActionLabels) -> tuple[str, ...] | None:
@@ -25,7 +27,7 @@ def class_list(dataset: str, question: str, labels: ActionLabels) -> tuple[str, 
 
 
 def score_next_action(
-    items: Sequence[Item], labels: ActionLabels, most_similar: MostSimilar
+    items: Sequence[Item], labels: ActionLabels, nearest_class: NearestClass
 ) -> TaskOutcome:
     """Accuracy over counted samples; a reference label outside its list is skipped.
 
@@ -61,7 +63,7 @@ def score_next_action(
             parsed.append(None)
 
     chosen = _choose_classes(
-        [(prediction, classes) for _, prediction, _, classes in rows], most_similar
+        [(prediction, classes) for _, prediction, _, classes in rows], nearest_class
     )
     hits: dict[str, list[bool]] = {}
     for (dataset, _, reference, _), label in zip(rows, chosen, strict=True):
@@ -76,18 +78,16 @@ def score_next_action(
 
 
 def _choose_classes(
-    questions: Sequence[tuple[str, tuple[str, ...]]], most_similar: MostSimilar
+    questions: Sequence[tuple[str, tuple[str, ...]]], nearest_class: NearestClass
 ) -> list[str]:
-    """Each question's class: exact match, else nearest by embedding (one call per list)."""
-    chosen: list[str] = [""] * len(questions)
-    pending: dict[tuple[str, ...], list[int]] = {}
-    for position, (prediction, classes) in enumerate(questions):
-        if prediction in classes:
-            chosen[position] = prediction
-        else:
-            pending.setdefault(classes, []).append(position)
-    for classes, positions in pending.items():
-        indices = most_similar([questions[p][0] for p in positions], classes)
-        for position, index in zip(positions, indices, strict=True):
-            chosen[position] = classes[index]
+    """Each question's class: exact match, else the nearest by embedding (one call in all)."""
+    pending = [
+        position
+        for position, (prediction, classes) in enumerate(questions)
+        if prediction not in classes
+    ]
+    nearest = nearest_class([questions[position] for position in pending]) if pending else []
+    chosen = [prediction for prediction, _ in questions]
+    for position, index in zip(pending, nearest, strict=True):
+        chosen[position] = questions[position][1][index]
     return chosen

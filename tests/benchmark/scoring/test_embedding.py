@@ -209,3 +209,12 @@ def test_candidate_embeddings_are_reused_and_match_a_fresh_encoding(encoder):
     assert encoder.most_similar(["tie the knot", "cut"], classes) == first
     assert encoder._candidate_cache[tuple(classes)] is cached
     np.testing.assert_array_equal(cached, encoder.encode(classes))
+
+
+@pytest.mark.unit
+def test_nearest_candidates_agrees_with_most_similar_per_list(encoder):
+    avos, cholec = ("cutting", "tying", "suturing"), ("preparation", "clipping-and-cutting")
+    pairs = [("tie the knot", avos), ("clip the duct", cholec), ("", avos), ("cut", cholec)]
+    expected = [encoder.most_similar([query], list(classes))[0] for query, classes in pairs]
+    assert encoder.nearest_candidates(pairs) == expected
+    assert encoder.nearest_candidates([]) == []

@@ -56,13 +56,13 @@ PERFECT = [
 ]
 
 
-def refuse(queries, candidates):
+def refuse(pairs):
     raise AssertionError("no embedding needed for exact labels")
 
 
 def test_perfect_predictions_score_one_on_every_automatic_metric(test_set):
     result = evaluate(
-        test_set, load_predictions(rows_for(test_set, PERFECT), test_set), most_similar=refuse
+        test_set, load_predictions(rows_for(test_set, PERFECT), test_set), nearest_class=refuse
     )
     assert result.metrics == {
         "CVS_acc": 1.0,
@@ -85,7 +85,7 @@ def test_unparsed_answers_are_reported_with_the_submitters_own_text(test_set):
     predictions = list(PERFECT)
     predictions[1] = "It starts near the beginning."
     predictions[7] = "   "
-    result = evaluate(test_set, predictions, most_similar=refuse)
+    result = evaluate(test_set, predictions, nearest_class=refuse)
     assert result.metrics["TAG_mIoU@0.3"] == 0.5
     assert result.per_dataset["TAG_mIoU@0.3"] == {"AVOS": 1.0, "CoPESD": 0.0}
     assert result.parsed["tal"] == {"total": 2, "parsed": 1}
@@ -103,7 +103,7 @@ def test_unparsed_answers_are_reported_with_the_submitters_own_text(test_set):
 
 def test_a_task_absent_from_the_test_set_is_missing_not_zero():
     test_set = make_test_set(gt_record("next_action", "tying"))
-    result = evaluate(test_set, ["tying"], most_similar=refuse)
+    result = evaluate(test_set, ["tying"], nearest_class=refuse)
     assert result.metrics["NAP_acc"] == 1.0
     assert [name for name, value in result.metrics.items() if value is None] == [
         name for name in METRIC_NAMES if name != "NAP_acc"
@@ -111,7 +111,7 @@ def test_a_task_absent_from_the_test_set_is_missing_not_zero():
 
 
 def test_result_round_trips_through_json(test_set):
-    result = evaluate(test_set, PERFECT, most_similar=refuse)
+    result = evaluate(test_set, PERFECT, nearest_class=refuse)
     assert list(result.to_dict()["metrics"]) == list(METRIC_NAMES)
     assert ScoreResult.from_dict(json.loads(result.to_json())) == result
 
@@ -124,7 +124,7 @@ def test_predictions_must_be_aligned(test_set):
 def test_samples_skipped_for_their_reference_are_not_counted_as_unparsed():
     test_set = make_test_set(gt_record("next_action", "dancing"), gt_record("next_action", "tying"))
     result = evaluate(
-        test_set, ["dancing", "I think tying"], most_similar=lambda q, c: [1] * len(q)
+        test_set, ["dancing", "I think tying"], nearest_class=lambda pairs: [1] * len(pairs)
     )
     assert result.parsed["next_action"] == {"total": 1, "parsed": 0}
     assert [example.row for example in result.unparsed_examples["next_action"]] == [1]

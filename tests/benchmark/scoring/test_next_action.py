@@ -24,8 +24,8 @@ class WordOverlap:
     def __init__(self):
         self.calls = []
 
-    def __call__(self, queries, candidates):
-        self.calls.append((list(queries), list(candidates)))
+    def __call__(self, pairs):
+        self.calls.append(list(pairs))
         return [
             max(
                 range(len(candidates)),
@@ -34,17 +34,17 @@ class WordOverlap:
                     -i,
                 ),
             )
-            for q in queries
+            for q, candidates in pairs
         ]
 
 
-def nap(records, predictions, most_similar=None):
+def nap(records, predictions, nearest_class=None):
     test_set = make_test_set(*records)
     items = list(zip(test_set.samples, predictions, strict=True))
-    return score_next_action(items, LABELS, most_similar or WordOverlap())
+    return score_next_action(items, LABELS, nearest_class or WordOverlap())
 
 
-def refuse(queries, candidates):
+def refuse(pairs):
     raise AssertionError("exact labels must not reach the encoder")
 
 
@@ -59,7 +59,7 @@ def test_other_text_maps_to_the_most_similar_class_case_sensitively():
     outcome = nap([nap_record("tying")], ["Tying the knot"], similar)
     assert outcome.metrics[NAP_ACC].value == 1.0
     assert outcome.parsed == [False]
-    assert similar.calls == [(["Tying the knot"], ["cutting", "tying", "suturing"])]
+    assert similar.calls == [[("Tying the knot", ("cutting", "tying", "suturing"))]]
 
 
 def test_empty_answer_still_maps_to_some_class():
@@ -115,7 +115,8 @@ def test_datasets_without_a_list_use_their_sorted_unique_reference_labels():
         nap_record(label, "EgoSurgery") for label in ("cut tissue", "suture skin", "suture skin")
     ]
     outcome = nap(records, ["cut tissue", "suture the skin", "cut"], similar)
-    assert similar.calls == [(["suture the skin", "cut"], ["cut tissue", "suture skin"])]
+    classes = ("cut tissue", "suture skin")
+    assert similar.calls == [[("suture the skin", classes), ("cut", classes)]]
     assert outcome.metrics[NAP_ACC].value == pytest.approx(2 / 3)
     assert outcome.metrics[NAP_ACC].per_dataset == {"EgoSurgery": pytest.approx(2 / 3)}
 
