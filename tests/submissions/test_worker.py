@@ -51,12 +51,18 @@ def cluster(private_dir, benchmark):
         start_new_session=True,
     )
     yield process
-    os.killpg(process.pid, signal.SIGTERM)
+    # TERM to the main process only: it stops its own workers (TERM to the whole group at
+    # once leaves the cluster waiting); anything left after 20 s is killed.
+    process.terminate()
     try:
         process.wait(timeout=20)
     except subprocess.TimeoutExpired:
+        pass
+    try:
         os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
+    except ProcessLookupError:
+        pass
+    process.wait()
 
 
 def test_an_upload_is_scored_by_the_worker(cluster, benchmark, perfect_predictions):
