@@ -1,5 +1,6 @@
 """The full background path with a real django-q2 cluster process on the test database."""
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -54,14 +55,10 @@ def cluster(private_dir, benchmark):
     # TERM to the main process only: it stops its own workers (TERM to the whole group at
     # once leaves the cluster waiting); anything left after 20 s is killed.
     process.terminate()
-    try:
+    with contextlib.suppress(subprocess.TimeoutExpired):
         process.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        pass
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(process.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
     process.wait()
 
 
