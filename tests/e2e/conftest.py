@@ -11,6 +11,7 @@ records = submissions_fixtures.records
 medvidbench = submissions_fixtures.medvidbench
 predictions_for = submissions_fixtures.predictions_for
 perfect_predictions = submissions_fixtures.perfect_predictions
+cluster = submissions_fixtures.cluster
 
 
 @pytest.fixture

@@ -9,16 +9,11 @@ Python driving it; ``playwright install`` is never used.
 """
 
 import contextlib
-import os
 import re
 import shutil
-import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from django.conf import settings
 from django.db import connection
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -49,45 +44,6 @@ pytestmark = [
         not CHROMIUM.exists(), reason=f"no system Chromium at {CHROMIUM} (apt-get install chromium)"
     ),
 ]
-
-
-@pytest.fixture
-def cluster(private_dir, benchmark):
-    """`manage.py qcluster` in a child process on this test's database and folders (as in
-    tests/submissions/test_worker.py), in its own process group, all of it stopped afterwards."""
-    database = connection.settings_dict
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "config.settings.test",
-        "DATABASE_URL": (
-            f"postgres://{database['USER']}@{database['HOST'] or '127.0.0.1'}:"
-            f"{database['PORT'] or 5432}/{database['NAME']}"
-        ),
-        "PODIUM_PRIVATE_DIR": str(settings.PODIUM_PRIVATE_DIR),
-        "PODIUM_TESTSET_DIR": str(settings.PODIUM_TESTSET_DIR),
-        "Q_WORKERS": "1",
-    }
-    process = subprocess.Popen(
-        [sys.executable, "manage.py", "qcluster"],
-        cwd=PROJECT_ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    try:
-        yield process
-    finally:
-        # SIGTERM to the cluster's main process alone stops it cleanly in about a second;
-        # signalling the whole group at once leaves it hanging until the SIGKILL.
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        with contextlib.suppress(ProcessLookupError):  # any child left behind
-            os.killpg(process.pid, signal.SIGKILL)
 
 
 @pytest.fixture

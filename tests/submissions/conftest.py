@@ -1,14 +1,24 @@
 """Fixtures: a benchmark with a small imported test set, MedVidBench with it, the published
 rows of spec 7, and a private folder per test."""
 
+import contextlib
 import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
+from django.conf import settings
+from django.db import connection
 
 from benchmark.selectors import clear_parsed_testsets
 from benchmark.services import ensure_medvidbench, import_testset
 from submissions.demo import published_results
 from tests.benchmark.factories import BenchmarkFactory, small_ground_truth, write_ground_truth
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
@@ -68,3 +78,42 @@ def medvidbench(private_dir, records, tmp_path):
 def published_rows():
     """The 15 published official rows of spec 7, from the demo data file."""
     return published_results()
+
+
+@pytest.fixture
+def cluster(private_dir, benchmark):
+    """`manage.py qcluster` in a child process on this test's database and folders (PostgreSQL,
+    with `django_db(transaction=True)`), in its own process group, all of it stopped afterwards."""
+    database = connection.settings_dict
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "config.settings.test",
+        "DATABASE_URL": (
+            f"postgres://{database['USER']}@{database['HOST'] or '127.0.0.1'}:"
+            f"{database['PORT'] or 5432}/{database['NAME']}"
+        ),
+        "PODIUM_PRIVATE_DIR": str(settings.PODIUM_PRIVATE_DIR),
+        "PODIUM_TESTSET_DIR": str(settings.PODIUM_TESTSET_DIR),
+        "Q_WORKERS": "1",
+    }
+    process = subprocess.Popen(
+        [sys.executable, "manage.py", "qcluster"],
+        cwd=PROJECT_ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        yield process
+    finally:
+        # SIGTERM to the cluster's main process alone stops it cleanly in about a second;
+        # signalling the whole group at once leaves it hanging until the SIGKILL.
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        with contextlib.suppress(ProcessLookupError):  # any child left behind
+            os.killpg(process.pid, signal.SIGKILL)

@@ -1,15 +1,9 @@
 """The full background path with a real django-q2 cluster process on the test database."""
 
-import contextlib
-import os
-import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
-from django.conf import settings
 from django.db import connection
 
 from submissions import services
@@ -26,40 +20,6 @@ pytestmark = [
     ),
 ]
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture
-def cluster(private_dir, benchmark):
-    """`manage.py qcluster` in a child process, pointed at this test's database and folders."""
-    database = connection.settings_dict
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "config.settings.test",
-        "DATABASE_URL": (
-            f"postgres://{database['USER']}@{database['HOST'] or '127.0.0.1'}:"
-            f"{database['PORT'] or 5432}/{database['NAME']}"
-        ),
-        "PODIUM_PRIVATE_DIR": str(settings.PODIUM_PRIVATE_DIR),
-        "PODIUM_TESTSET_DIR": str(settings.PODIUM_TESTSET_DIR),
-        "Q_WORKERS": "1",
-    }
-    process = subprocess.Popen(
-        [sys.executable, "manage.py", "qcluster"],
-        cwd=PROJECT_ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-    )
-    yield process
-    # TERM to the main process only: it stops its own workers (TERM to the whole group at
-    # once leaves the cluster waiting); anything left after 20 s is killed.
-    process.terminate()
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        process.wait(timeout=20)
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(process.pid, signal.SIGKILL)
-    process.wait()
 
 
 def test_an_upload_is_scored_by_the_worker(cluster, benchmark, perfect_predictions):
