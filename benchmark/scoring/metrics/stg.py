@@ -34,8 +34,9 @@ def aligned_boxes(prediction: StgPrediction, target: StgTarget) -> list[list[flo
     if prediction.keyed is not None:
         lookup: dict[str, list[float]] = prediction.keyed
     else:
+        # Extra boxes beyond the reference timestamps are ignored (zip stops at the shorter).
         keys = [key for key, _ in target.boxes]
-        lookup = dict(zip(keys[: len(prediction.bare)], prediction.bare, strict=True))
+        lookup = dict(zip(keys, prediction.bare, strict=False))
     boxes: list[list[float]] = []
     for position, (key, _) in enumerate(target.boxes):
         box = lookup.get(f"{float(key):.1f}", MISSING_BOX)

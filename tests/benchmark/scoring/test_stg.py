@@ -117,3 +117,10 @@ def test_box_dict_may_be_the_first_item_or_the_whole_struc_info():
 
 def test_bare_boxes_beyond_float_range_are_ignored():
     assert parse_stg("[[" + "9" * 400 + ", 1, 2, 3]] [[0, 0, 10, 10]]").bare == [[0, 0, 10, 10]]
+
+
+def test_more_bare_boxes_than_reference_timestamps_ignores_the_extra_ones():
+    metric = stg_value(
+        [stg_record({"1.0": A})], ["[[0, 0, 10, 10]] [[10, 0, 20, 10]] [[1, 1, 2, 2]]"]
+    )
+    assert metric.value == 1.0
