@@ -178,6 +178,11 @@ Q_CLUSTER = {
     "catch_up": False,
     "sync": env_bool("Q_SYNC", default=False),
 }
+# Redis instead of the ORM broker, for deployments that have it: Q_REDIS_URL=redis://host:6379/0
+_q_redis_url = env_str("Q_REDIS_URL").strip()
+if _q_redis_url:
+    del Q_CLUSTER["orm"]
+    Q_CLUSTER["redis"] = _q_redis_url
 if Q_CLUSTER["retry"] <= Q_CLUSTER["timeout"]:
     raise ImproperlyConfigured("Q_RETRY must be greater than Q_TIMEOUT.")
 
