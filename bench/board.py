@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
 import tempfile
 import time
@@ -28,6 +27,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from timing import report  # noqa: E402  (bench/ is the script folder, first on sys.path)
 
 
 def setup_django(folder: Path) -> None:
@@ -108,15 +109,6 @@ def timed_gets(client, url: str, count: int, *, before=None) -> list[float]:
         times.append((time.perf_counter() - start) * 1000)
         assert response.status_code == 200, response.status_code
     return times
-
-
-def report(label: str, times: list[float]) -> None:
-    ordered = sorted(times)
-    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
-    print(
-        f"{label:<44} p50 {statistics.median(ordered):7.1f} ms   p95 {p95:7.1f} ms   "
-        f"min {ordered[0]:6.1f} ms   (n={len(ordered)})"
-    )
 
 
 def main() -> None:

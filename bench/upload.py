@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
 import tempfile
 import time
@@ -31,6 +30,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from timing import report  # noqa: E402  (bench/ is the script folder, first on sys.path)
 
 
 def timed(function, runs: int) -> list[float]:
@@ -40,15 +41,6 @@ def timed(function, runs: int) -> list[float]:
         function()
         times.append((time.perf_counter() - start) * 1000)
     return times
-
-
-def report(label: str, times: list[float]) -> None:
-    ordered = sorted(times)
-    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
-    print(
-        f"{label:<50} p50 {statistics.median(ordered):7.1f} ms   p95 {p95:7.1f} ms   "
-        f"min {ordered[0]:6.1f} ms   (n={len(ordered)})"
-    )
 
 
 def main() -> None:
