@@ -301,6 +301,28 @@ def _assign_changes(instance: Benchmark | Metric, values: dict[str, Any]) -> lis
     return changed
 
 
+def _save_audited_edit(
+    instance: Benchmark | Metric, changes: dict[str, Any], *, action: str, actor: Any, note: str
+) -> list[str]:
+    """Assign the differing values, save just those fields and write one audit row
+    ``{changes: {field: {from, to}}, note}``. Nothing is saved or audited when nothing
+    changes. Returns the changed field names; the caller owns the transaction."""
+    before = {name: getattr(instance, name) for name in changes}
+    changed = _assign_changes(instance, changes)
+    if not changed:
+        return changed
+    auto_now = [f.name for f in instance._meta.concrete_fields if getattr(f, "auto_now", False)]
+    instance.save(update_fields=[*changed, *auto_now])
+    record(
+        action,
+        actor=actor,
+        target=instance,
+        changes={name: {"from": before[name], "to": changes[name]} for name in changed},
+        note=note,
+    )
+    return changed
+
+
 def _sync_metrics(
     benchmark: Benchmark, definitions: tuple[MetricDefinition, ...], *, overwrite: bool
 ) -> tuple[list[str], dict[str, list[str]]]:
@@ -351,17 +373,8 @@ def update_benchmark(
     if unknown:
         raise ValueError(f"not editable on a benchmark: {', '.join(sorted(unknown))}")
     with transaction.atomic():
-        before = {name: getattr(benchmark, name) for name in changes}
-        changed = _assign_changes(benchmark, changes)
-        if not changed:
-            return benchmark
-        benchmark.save(update_fields=[*changed, "updated_at"])
-        record(
-            "benchmark.benchmark.updated",
-            actor=actor,
-            target=benchmark,
-            changes={name: {"from": before[name], "to": changes[name]} for name in changed},
-            note=note,
+        changed = _save_audited_edit(
+            benchmark, changes, action="benchmark.benchmark.updated", actor=actor, note=note
         )
         if RANKING_POLICY_FIELDS.intersection(changed):
             _board_inputs_changed(benchmark.pk)
@@ -380,17 +393,9 @@ def update_metric(metric: Metric, *, actor: Any, note: str = "", **changes: Any)
     if unknown:
         raise ValueError(f"not editable on a metric: {', '.join(sorted(unknown))}")
     with transaction.atomic():
-        before = {name: getattr(metric, name) for name in changes}
-        changed = _assign_changes(metric, changes)
-        if not changed:
-            return metric
-        metric.save(update_fields=changed)
-        record(
-            "benchmark.metric.updated",
-            actor=actor,
-            target=metric,
-            changes={name: {"from": before[name], "to": changes[name]} for name in changed},
-            note=note,
+        changed = _save_audited_edit(
+            metric, changes, action="benchmark.metric.updated", actor=actor, note=note
         )
-        _board_inputs_changed(metric.benchmark_id)
+        if changed:
+            _board_inputs_changed(metric.benchmark_id)
     return metric
