@@ -77,7 +77,7 @@ class BenchmarkAdmin(admin.ModelAdmin):
         ("Texts", {"fields": ["about", "citation", "licence"]}),
         ("Ranking", {"fields": ["tie_method", "ranking_scope", "ranking_decimals"]}),
         ("Submissions", {"fields": ["daily_submission_limit", "max_upload_mb"]}),
-        ("LLM judge", {"fields": ["judge_rubric"]}),
+        ("LLM judge", {"fields": ["judge_rubric", "judge_settings", "judge_auto_start"]}),
         (None, {"fields": ["created_at", "updated_at"]}),
     ]
     inlines = [MetricInline]

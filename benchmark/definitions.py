@@ -9,6 +9,7 @@ differs from it; nothing outside the repository is read at run time.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,6 +39,8 @@ class BenchmarkDefinition:
     licence: str
     metrics: tuple[MetricDefinition, ...]  # in the official column order
     judge_rubric_path: Path | None = None
+    judge_settings_path: Path | None = None
+    judge_auto_start: bool = False
     tie_method: TieMethod = TieMethod.MIN
     ranking_scope: RankingScope = RankingScope.GLOBAL
     ranking_decimals: int | None = 3
@@ -50,6 +53,12 @@ class BenchmarkDefinition:
         if self.judge_rubric_path is None:
             return ""
         return self.judge_rubric_path.read_text(encoding="utf-8")
+
+    def judge_settings(self) -> dict:
+        """The rest of the rubric (aspects, answer patterns, score range, task labels)."""
+        if self.judge_settings_path is None:
+            return {}
+        return json.loads(self.judge_settings_path.read_text(encoding="utf-8"))
 
 
 # spec 4, in the official column order of spec 7.
@@ -233,6 +242,9 @@ MEDVIDBENCH = BenchmarkDefinition(
     licence=MEDVIDBENCH_LICENCE,
     metrics=MEDVIDBENCH_METRICS,
     judge_rubric_path=SCORING_DATA_DIR / "medvidbench_judge_prompt.txt",
+    judge_settings_path=SCORING_DATA_DIR / "medvidbench_judge_rubric.json",
+    # The official flow: step 2 runs in the background right after step 1 (spec 5).
+    judge_auto_start=True,
 )
 
 DEFINITIONS: dict[str, BenchmarkDefinition] = {MEDVIDBENCH.slug: MEDVIDBENCH}

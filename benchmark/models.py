@@ -13,9 +13,11 @@ import hashlib
 from pathlib import Path
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import models
 
 from benchmark.enums import MetricDirection, RankingScope, TieMethod
+from benchmark.scoring.judge import Rubric, RubricError
 
 # More decimals than this is never a display or ranking choice, only a typo.
 MAX_DECIMALS = 12
@@ -68,6 +70,18 @@ class Benchmark(models.Model):
         blank=True,
         help_text="The LLM judge's prompt, with {task}, {ground_truth} and {prediction}.",
     )
+    judge_settings = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text=(
+            "The rest of the rubric: aspects (in averaging order), answer patterns with "
+            "{aspect}, score_min, score_max and the task labels the prompt uses."
+        ),
+    )
+    judge_auto_start = models.BooleanField(
+        default=False,
+        help_text="Start the LLM judge as soon as a run is scored (else the submitter starts it).",
+    )
 
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -98,8 +112,35 @@ class Benchmark(models.Model):
 
     @property
     def judge_rubric_checksum(self) -> str:
-        """sha256 of the rubric, so a judge verdict can record exactly which prompt it used."""
+        """sha256 of the prompt template, shown beside it on the About page."""
         return hashlib.sha256(self.judge_rubric.encode()).hexdigest()
+
+    @property
+    def has_judge(self) -> bool:
+        """Whether the benchmark has judge metrics at all (a rubric to judge them with)."""
+        return bool(self.judge_rubric.strip())
+
+    def rubric(self) -> Rubric:
+        """The judge rubric as the scorer uses it; `RubricError` if it cannot work."""
+        if not self.has_judge:
+            raise RubricError(f"{self.name} has no judge rubric")
+        return Rubric.from_dict(self.judge_settings, template=self.judge_rubric)
+
+    @property
+    def judge_rubric_version(self) -> str:
+        """The rubric's content hash ("" without a usable rubric): verdicts are cached by it."""
+        try:
+            return self.rubric().version
+        except RubricError:
+            return ""
+
+    def clean(self) -> None:
+        super().clean()
+        if self.has_judge:
+            try:
+                self.rubric()
+            except RubricError as error:
+                raise ValidationError({"judge_settings": str(error)}) from None
 
 
 class Metric(models.Model):

@@ -22,8 +22,9 @@ from django.db.models import Max
 from benchmark.definitions import MEDVIDBENCH, BenchmarkDefinition, MetricDefinition
 from benchmark.models import Benchmark, Metric, TestSet
 from benchmark.scoring import SCORER_VERSION, GroundTruthError, load_ground_truth
+from benchmark.scoring.judge import Rubric, RubricError
 from core.audit import record
-from core.exceptions import InvalidTestSet
+from core.exceptions import InvalidRubric, InvalidTestSet
 
 # What maintainers may edit on a benchmark (the slug is permanent: URLs and files use it).
 EDITABLE_BENCHMARK_FIELDS = frozenset(
@@ -40,6 +41,8 @@ EDITABLE_BENCHMARK_FIELDS = frozenset(
         "max_upload_mb",
         "is_public",
         "judge_rubric",
+        "judge_settings",
+        "judge_auto_start",
     }
 )
 # A metric's key, task, direction and kind belong to the scorer; only its presentation is edited.
@@ -247,6 +250,8 @@ def ensure_benchmark(
         "citation": definition.citation,
         "licence": definition.licence,
         "judge_rubric": definition.judge_rubric(),
+        "judge_settings": definition.judge_settings(),
+        "judge_auto_start": definition.judge_auto_start,
         "tie_method": definition.tie_method,
         "ranking_scope": definition.ranking_scope,
         "ranking_decimals": definition.ranking_decimals,
@@ -372,6 +377,11 @@ def update_benchmark(
     unknown = set(changes) - EDITABLE_BENCHMARK_FIELDS
     if unknown:
         raise ValueError(f"not editable on a benchmark: {', '.join(sorted(unknown))}")
+    if {"judge_rubric", "judge_settings"} & changes.keys():
+        _check_rubric(
+            changes.get("judge_rubric", benchmark.judge_rubric),
+            changes.get("judge_settings", benchmark.judge_settings),
+        )
     with transaction.atomic():
         changed = _save_audited_edit(
             benchmark, changes, action="benchmark.benchmark.updated", actor=actor, note=note
@@ -379,6 +389,16 @@ def update_benchmark(
         if RANKING_POLICY_FIELDS.intersection(changed):
             _board_inputs_changed(benchmark.pk)
     return benchmark
+
+
+def _check_rubric(template: str, settings: Any) -> None:
+    """Refuse a rubric edit that would leave the judge unable to work (`InvalidRubric`)."""
+    if not template.strip():
+        return  # no judge metrics
+    try:
+        Rubric.from_dict(settings if isinstance(settings, dict) else {}, template=template)
+    except RubricError as error:
+        raise InvalidRubric(f"The judge rubric cannot be used: {error}.") from None
 
 
 def update_metric(metric: Metric, *, actor: Any, note: str = "", **changes: Any) -> Metric:

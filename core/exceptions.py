@@ -38,3 +38,8 @@ class InvalidTestSet(DomainError):
 
 class JudgeUnavailable(DomainError):
     """The LLM judge cannot be reached or is not configured; judging can be retried later."""
+
+
+class InvalidRubric(DomainError):
+    """A judge rubric that cannot work: a missing placeholder, an answer pattern that is not a
+    regex with one group, an empty aspect list, a missing task label."""

@@ -3,4 +3,13 @@ from django.apps import AppConfig
 
 class JudgingConfig(AppConfig):
     name = "judging"
-    verbose_name = "Judging"
+    verbose_name = "LLM judge"
+
+    def ready(self) -> None:
+        # Imported here: services import models, which must not load before the app registry.
+        from submissions.judge_step import add_scored_listener
+
+        from .services import start_judge_if_automatic
+
+        # A run was scored: start step 2 if the benchmark says so (spec 5).
+        add_scored_listener(start_judge_if_automatic)

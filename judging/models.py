@@ -1,1 +1,254 @@
-"""No models yet."""
+"""The LLM judge's data: endpoints (configuration as data), jobs, their items, and the verdict
+cache.
+
+A `JudgeJob` judges the caption answers of one evaluation run. Its `JudgeItem`s are built once
+when the job starts (spec 5: one per non-empty VS / RC prediction, one per IoU-matched DVC pair
+and threshold) and each is persisted with its state, so a job resumes where a dead worker left
+it. A `Verdict` is the cache: one row per (model, rubric version, prompt), so the same prompt is
+never paid for twice, across submissions and reruns.
+"""
+
+from __future__ import annotations
+
+import os
+from decimal import Decimal
+
+from django.conf import settings
+from django.core.validators import MaxValueValidator, MinValueValidator, URLValidator
+from django.db import models
+
+from benchmark.models import Benchmark
+from submissions.models import Evaluation
+
+from .client import EndpointConfig
+from .enums import ItemState, JobStatus
+
+
+class JudgeEndpoint(models.Model):
+    """An OpenAI-compatible chat endpoint that judges a benchmark's captions: OpenAI itself,
+    Gemini's OpenAI-compatible endpoint, a local vLLM or Ollama server. The API key is never
+    stored: `api_key_env` names the environment variable that holds it (blank for a local
+    server that wants none). One endpoint per benchmark is active."""
+
+    benchmark = models.ForeignKey(
+        Benchmark, on_delete=models.CASCADE, related_name="judge_endpoints"
+    )
+    name = models.CharField(max_length=100)
+    base_url = models.CharField(
+        max_length=300,
+        validators=[URLValidator(schemes=["http", "https"])],
+        help_text="e.g. https://api.openai.com/v1 or http://127.0.0.1:8000/v1",
+    )
+    model = models.CharField(max_length=100, help_text="e.g. gpt-4.1")
+    api_key_env = models.CharField(
+        max_length=100,
+        blank=True,
+        default="OPENAI_API_KEY",
+        help_text="The environment variable holding the API key; blank if none is needed.",
+    )
+    temperature = models.FloatField(
+        default=0.0, validators=[MinValueValidator(0.0), MaxValueValidator(2.0)]
+    )
+    concurrency = models.PositiveSmallIntegerField(
+        default=10,
+        validators=[MinValueValidator(1), MaxValueValidator(256)],
+        help_text="Requests in flight at once.",
+    )
+    max_attempts = models.PositiveSmallIntegerField(
+        default=5, validators=[MinValueValidator(1), MaxValueValidator(20)]
+    )
+    timeout_seconds = models.FloatField(
+        default=30.0, validators=[MinValueValidator(0.1), MaxValueValidator(600.0)]
+    )
+    input_price_per_million = models.DecimalField(
+        max_digits=10,
+        decimal_places=4,
+        null=True,
+        blank=True,
+        help_text="USD per million prompt tokens, for the cost estimate (blank: unknown).",
+    )
+    output_price_per_million = models.DecimalField(
+        max_digits=10,
+        decimal_places=4,
+        null=True,
+        blank=True,
+        help_text="USD per million completion tokens.",
+    )
+    is_active = models.BooleanField(default=True)
+    notes = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["benchmark", "-is_active", "name"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["benchmark"],
+                condition=models.Q(is_active=True),
+                name="judgeendpoint_one_active_per_benchmark",
+            ),
+            models.UniqueConstraint(fields=["benchmark", "name"], name="judgeendpoint_name_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.model})"
+
+    @property
+    def api_key(self) -> str:
+        return os.environ.get(self.api_key_env, "") if self.api_key_env else ""
+
+    @property
+    def missing_key(self) -> bool:
+        return bool(self.api_key_env) and not self.api_key
+
+    def config(self) -> EndpointConfig:
+        return EndpointConfig(
+            base_url=self.base_url,
+            model=self.model,
+            api_key=self.api_key,
+            temperature=self.temperature,
+            timeout_seconds=self.timeout_seconds,
+            concurrency=self.concurrency,
+            max_attempts=self.max_attempts,
+        )
+
+    def cost(self, prompt_tokens: int, completion_tokens: int) -> Decimal | None:
+        """Estimated USD for that many tokens, or None without prices."""
+        if self.input_price_per_million is None or self.output_price_per_million is None:
+            return None
+        million = Decimal(1_000_000)
+        return (
+            self.input_price_per_million * prompt_tokens
+            + self.output_price_per_million * completion_tokens
+        ) / million
+
+
+class Verdict(models.Model):
+    """One judged prompt: the cache entry every item with the same prompt reuses."""
+
+    model = models.CharField(max_length=100)
+    rubric_version = models.CharField(max_length=32)
+    prompt_sha256 = models.CharField(max_length=64)
+    scores = models.JSONField()
+    answer = models.TextField()
+    prompt_tokens = models.PositiveIntegerField(default=0)
+    completion_tokens = models.PositiveIntegerField(default=0)
+    latency_ms = models.PositiveIntegerField(default=0)
+    endpoint = models.ForeignKey(
+        JudgeEndpoint, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["model", "rubric_version", "prompt_sha256"], name="verdict_cache_key"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.model} {self.prompt_sha256[:12]}: {self.scores}"
+
+
+class JudgeJob(models.Model):
+    """The judge step of one evaluation run. `status` is written only by
+    `judging.services.set_job_status`. The counters are progress for the status page; the
+    items are the truth they are recomputed from."""
+
+    evaluation = models.ForeignKey(Evaluation, on_delete=models.CASCADE, related_name="judge_jobs")
+    endpoint = models.ForeignKey(JudgeEndpoint, on_delete=models.PROTECT, related_name="jobs")
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    # Snapshots: the verdicts must be read with the rubric the prompts were built from.
+    model = models.CharField(max_length=100)
+    rubric_version = models.CharField(max_length=32)
+    rubric_template = models.TextField()
+    rubric_settings = models.JSONField(default=dict)
+
+    status = models.CharField(max_length=10, choices=JobStatus, default=JobStatus.QUEUED)
+    message = models.TextField(blank=True)
+    items_total = models.PositiveIntegerField(default=0)
+    items_done = models.PositiveIntegerField(default=0)
+    items_failed = models.PositiveIntegerField(default=0)
+    items_cached = models.PositiveIntegerField(default=0)
+    calls = models.PositiveIntegerField(default=0)
+    prompt_tokens = models.PositiveBigIntegerField(default=0)
+    completion_tokens = models.PositiveBigIntegerField(default=0)
+    cost = models.DecimalField(max_digits=12, decimal_places=4, null=True, blank=True)
+    outcome = models.JSONField(default=dict, blank=True)
+
+    runs = models.PositiveSmallIntegerField(default=0, help_text="Times a worker picked it up.")
+    worker = models.CharField(max_length=100, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["status", "heartbeat_at"])]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(status__in=JobStatus.values), name="judgejob_status_valid"
+            ),
+        ]
+        permissions = [("rerun_judgejob", "Can rerun the LLM judge on any submission")]
+
+    def __str__(self) -> str:
+        return f"Judge job {self.pk} of evaluation {self.evaluation_id}: {self.status}"
+
+    @property
+    def state(self) -> JobStatus:
+        return JobStatus(self.status)
+
+    @property
+    def items_finished(self) -> int:
+        return self.items_done + self.items_failed
+
+    @property
+    def percent(self) -> int:
+        if not self.items_total:
+            return 100 if self.state == JobStatus.DONE else 0
+        return int(100 * self.items_finished / self.items_total)
+
+
+class JudgeItem(models.Model):
+    """One prompt of a job; `key` is `benchmark.scoring.judge.JudgeItem.key`."""
+
+    job = models.ForeignKey(JudgeJob, on_delete=models.CASCADE, related_name="items")
+    key = models.CharField(max_length=100)
+    metric = models.CharField(max_length=50)
+    dataset = models.CharField(max_length=100)
+    sample_index = models.PositiveIntegerField()
+    threshold = models.FloatField(null=True, blank=True)
+    prompt = models.TextField()
+    prompt_sha256 = models.CharField(max_length=64)
+    state = models.CharField(max_length=10, choices=ItemState, default=ItemState.PENDING)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    calls = models.PositiveSmallIntegerField(default=0)
+    prompt_tokens = models.PositiveIntegerField(default=0)
+    completion_tokens = models.PositiveIntegerField(default=0)
+    from_cache = models.BooleanField(default=False)
+    verdict = models.ForeignKey(
+        Verdict, null=True, blank=True, on_delete=models.PROTECT, related_name="items"
+    )
+    last_error = models.TextField(blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["job", "id"]
+        indexes = [models.Index(fields=["job", "state"])]
+        constraints = [
+            models.UniqueConstraint(fields=["job", "key"], name="judgeitem_key_unique"),
+            models.CheckConstraint(
+                condition=models.Q(state__in=ItemState.values), name="judgeitem_state_valid"
+            ),
+            models.CheckConstraint(
+                condition=~models.Q(state=ItemState.DONE) | models.Q(verdict__isnull=False),
+                name="judgeitem_done_has_verdict",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.key}: {self.state}"

@@ -37,6 +37,7 @@ from .enums import (
     SubmissionSource,
     VerificationStatus,
 )
+from .judge_step import notify_scored
 from .models import BoardEntry, Evaluation, Submission
 from .selectors import (
     board_candidates,
@@ -354,6 +355,7 @@ def score_evaluation(evaluation: Evaluation) -> Evaluation:
         evaluation.scorer_version = result.scorer_version
         evaluation.save(update_fields=["metrics", "result", "scorer_version"])
         set_evaluation_status(evaluation, EvaluationStatus.SCORED)
+        notify_scored(evaluation.pk)
     return evaluation
 
 

@@ -186,6 +186,16 @@ if _q_redis_url:
 if Q_CLUSTER["retry"] <= Q_CLUSTER["timeout"]:
     raise ImproperlyConfigured("Q_RETRY must be greater than Q_TIMEOUT.")
 
+# The LLM judge (docs/judge.md). A worker runs a judge job for a time slice well inside the
+# cluster's timeout, then queues it again; a running job beats every HEARTBEAT seconds, and one
+# silent for STALE seconds is handed out again by the reaper, at most MAX_RUNS times.
+PODIUM_JUDGE_SLICE_SECONDS = env_int("PODIUM_JUDGE_SLICE_SECONDS", Q_CLUSTER["timeout"] * 3 // 4)
+PODIUM_JUDGE_HEARTBEAT_SECONDS = env_int("PODIUM_JUDGE_HEARTBEAT_SECONDS", 5)
+PODIUM_JUDGE_STALE_SECONDS = env_int("PODIUM_JUDGE_STALE_SECONDS", 60)
+PODIUM_JUDGE_MAX_RUNS = env_int("PODIUM_JUDGE_MAX_RUNS", 20)
+# Backoff before attempt n is up to BACKOFF x 2^(n-2) seconds (capped at 16), or Retry-After.
+PODIUM_JUDGE_BACKOFF_SECONDS = float(env_str("PODIUM_JUDGE_BACKOFF_SECONDS", "1.0"))
+
 LOG_LEVEL = env_str("LOG_LEVEL", "INFO").upper()
 LOGGING = {
     "version": 1,
@@ -202,5 +212,8 @@ LOGGING = {
         "django": {"handlers": ["console"], "level": LOG_LEVEL, "propagate": False},
         # SQL at DEBUG is noise unless asked for explicitly.
         "django.db.backends": {"level": env_str("DB_LOG_LEVEL", "WARNING").upper()},
+        # The judge's HTTP client logs every request at INFO: thousands of lines per job.
+        "httpx2": {"level": "WARNING"},
+        "httpx": {"level": "WARNING"},
     },
 }

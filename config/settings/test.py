@@ -9,3 +9,6 @@ SECRET_KEY = env_str("SECRET_KEY", "django-insecure-podium-test-only")
 DEBUG = False
 # Fast hashing: the suite creates many users, and hash strength is not under test.
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+# The judge's retries wait milliseconds, not seconds; its heartbeat is quick to observe.
+PODIUM_JUDGE_BACKOFF_SECONDS = 0.01
+PODIUM_JUDGE_HEARTBEAT_SECONDS = 1

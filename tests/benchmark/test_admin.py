@@ -1,5 +1,7 @@
 """The admin edits through the services: every change audited, no state edited by hand."""
 
+import json
+
 import pytest
 from django.urls import reverse
 
@@ -23,6 +25,8 @@ BENCHMARK_FIELDS = [
     "daily_submission_limit",
     "max_upload_mb",
     "judge_rubric",
+    "judge_settings",
+    "judge_auto_start",
 ]
 
 
@@ -34,6 +38,8 @@ def change_form_data(benchmark, **changes) -> dict[str, str]:
         if isinstance(value, bool):
             if value:
                 data[name] = "on"
+        elif isinstance(value, dict):
+            data[name] = json.dumps(value)
         else:
             data[name] = "" if value is None else str(value)
     metrics = list(benchmark.metrics.all())

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from .scoring.factories import gt_record, make_test_set, rows_for
+from tests.benchmark.scoring.factories import gt_record, make_test_set, rows_for
 
 pytestmark = pytest.mark.unit
 PROJECT_ROOT = Path(__file__).resolve().parents[2]

@@ -1,0 +1,42 @@
+"""The states of a judge job and of its items, with the moves a job may make (data its one
+writer, `judging.services.set_job_status`, checks)."""
+
+from __future__ import annotations
+
+from django.db import models
+
+
+class JobStatus(models.TextChoices):
+    """queued -> running -> done; running -> queued when a stalled worker's job is handed out
+    again (or a worker's time slice ends); failed or cancelled end a job."""
+
+    QUEUED = "queued", "Queued"
+    RUNNING = "running", "Running"
+    DONE = "done", "Done"
+    FAILED = "failed", "Failed"
+    CANCELLED = "cancelled", "Cancelled"
+
+    @property
+    def allowed_next(self) -> frozenset[JobStatus]:
+        return JOB_TRANSITIONS[self]
+
+    @property
+    def is_terminal(self) -> bool:
+        return not JOB_TRANSITIONS[self]
+
+
+J = JobStatus
+JOB_TRANSITIONS: dict[JobStatus, frozenset[JobStatus]] = {
+    J.QUEUED: frozenset({J.RUNNING, J.FAILED, J.CANCELLED}),
+    J.RUNNING: frozenset({J.QUEUED, J.DONE, J.FAILED, J.CANCELLED}),
+    J.DONE: frozenset(),
+    J.FAILED: frozenset(),
+    J.CANCELLED: frozenset(),
+}
+ACTIVE_JOB_STATES = frozenset({J.QUEUED, J.RUNNING})
+
+
+class ItemState(models.TextChoices):
+    PENDING = "pending", "Pending"
+    DONE = "done", "Judged"
+    FAILED = "failed", "Failed after every attempt"

@@ -1,0 +1,169 @@
+"""`python manage.py score --ground-truth GT.json PREDICTIONS.json [--format json]
+[--judge-base-url URL --judge-model NAME]`.
+
+Scores a predictions file against a ground-truth file from the command line, with the same
+loaders and metrics the platform uses. With the judge options it also runs step 2 against that
+OpenAI-compatible endpoint (API key from OPENAI_API_KEY; any value for a local server) and adds
+DVC_llm, VS_llm and RC_llm at full precision. Identical prompts are sent once. A bad file exits
+non-zero with the precise message, never a traceback; so does a judge that could not judge a
+metric at all (the metric is then null, never a substitute number).
+
+The command lives in `judging` because it uses both steps; step 1 alone needs no endpoint.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from benchmark.definitions import MEDVIDBENCH
+from benchmark.scoring import (
+    METRIC_NAMES,
+    ScoreResult,
+    ScoringInputError,
+    TestSet,
+    evaluate,
+    load_ground_truth,
+    load_predictions,
+)
+from benchmark.scoring.judge import (
+    JudgeOutcome,
+    Rubric,
+    aggregate,
+    build_items,
+    with_judge,
+)
+from judging.client import Backoff, ChatClient, EndpointConfig, EndpointError, judge_many
+
+
+class Command(BaseCommand):
+    help = "Score a MedVidBench predictions file against a ground-truth file."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("predictions", type=Path, help="the predictions JSON file")
+        parser.add_argument(
+            "--ground-truth", type=Path, required=True, help="the private ground-truth JSON file"
+        )
+        parser.add_argument("--format", choices=("table", "json"), default="table")
+        judge = parser.add_argument_group("LLM judge (step 2)")
+        judge.add_argument(
+            "--judge-base-url", help="an OpenAI-compatible endpoint, e.g. https://api.openai.com/v1"
+        )
+        judge.add_argument("--judge-model", help="the judge model, e.g. gpt-4.1")
+        judge.add_argument("--judge-concurrency", type=int, default=10)
+        judge.add_argument("--judge-attempts", type=int, default=5)
+        judge.add_argument("--judge-timeout", type=float, default=30.0, help="seconds per call")
+        judge.add_argument("--judge-temperature", type=float, default=0.0)
+
+    def handle(self, *args: object, **options: object) -> None:
+        judging = options["judge_base_url"] or options["judge_model"]
+        if judging and not (options["judge_base_url"] and options["judge_model"]):
+            raise CommandError("--judge-base-url and --judge-model go together.")
+        try:
+            test_set = load_ground_truth(options["ground_truth"])
+            predictions = load_predictions(options["predictions"], test_set)
+        except ScoringInputError as error:
+            raise CommandError(str(error)) from None
+        result = evaluate(test_set, predictions)
+        outcome = None
+        if judging:
+            outcome = self.judge(test_set, predictions, options)
+            result = with_judge(result, outcome)
+        if options["format"] == "json":
+            data = result.to_dict()
+            if outcome is not None:
+                data["judge"] = outcome.to_dict()
+            self.stdout.write(json.dumps(data, ensure_ascii=False, indent=2))
+        else:
+            self.stdout.write(render_table(result))
+        if outcome is not None and outcome.unavailable:
+            raise CommandError(
+                "The judge could not judge any item of "
+                + ", ".join(outcome.unavailable)
+                + "; see the failures above. No value is reported for it."
+            )
+
+    def judge(self, test_set: TestSet, predictions: list[str], options: dict) -> JudgeOutcome:
+        rubric = Rubric.from_dict(MEDVIDBENCH.judge_settings(), template=MEDVIDBENCH.judge_rubric())
+        items = build_items(test_set, predictions)
+        prompts = {item.key: item.prompt(rubric) for item in items}
+        first: dict[str, str] = {}  # prompt -> the key it is sent under
+        for key, prompt in prompts.items():
+            first.setdefault(prompt, key)
+        config = EndpointConfig(
+            base_url=options["judge_base_url"],
+            model=options["judge_model"],
+            api_key=os.environ.get("OPENAI_API_KEY", ""),
+            temperature=options["judge_temperature"],
+            timeout_seconds=options["judge_timeout"],
+            concurrency=max(1, options["judge_concurrency"]),
+            max_attempts=max(1, options["judge_attempts"]),
+        )
+        scores: dict[str, dict[str, int] | None] = {}
+        failures: list[str] = []
+        done = 0
+
+        def on_outcome(outcome) -> None:
+            nonlocal done
+            done += 1
+            scores[outcome.key] = outcome.scores
+            if outcome.scores is None:
+                failures.append(f"{outcome.key}: {outcome.error}")
+            if sys.stderr.isatty():
+                sys.stderr.write(f"\rjudged {done}/{len(first)} prompts")
+
+        client = ChatClient(config)
+        try:
+            judge_many(
+                [(key, prompt) for prompt, key in first.items()],
+                client=client,
+                rubric=rubric,
+                on_outcome=on_outcome,
+                concurrency=config.concurrency,
+                max_attempts=config.max_attempts,
+                backoff=Backoff(base=settings.PODIUM_JUDGE_BACKOFF_SECONDS),
+            )
+        except EndpointError as error:
+            raise CommandError(str(error)) from None
+        finally:
+            client.close()
+        for message in failures[:10]:
+            self.stderr.write(f"judge item failed: {message}")
+        if len(failures) > 10:
+            self.stderr.write(f"... and {len(failures) - 10} more failed items")
+        verdicts = {key: scores.get(first[prompt]) for key, prompt in prompts.items()}
+        return aggregate(test_set, items, verdicts, rubric)
+
+
+def render_table(result: ScoreResult) -> str:
+    """A readable summary: the ten metrics, per-dataset values, and the format report."""
+    lines = [f"Scorer {result.scorer_version}, {result.records} test samples", ""]
+    lines.append(f"{'metric':<14} {'value':>8}   {'scored/total':>13}")
+    for name in METRIC_NAMES:
+        value = result.metrics[name]
+        shown = (
+            f"{value:8.3f}"
+            if value is not None
+            else " pending"
+            if name.endswith("_llm")
+            else "       -"
+        )
+        counts = result.counts.get(name)
+        ratio = f"{counts['scored']}/{counts['total']}" if counts else ""
+        lines.append(f"{name:<14} {shown}   {ratio:>13}")
+    lines += ["", "Per dataset:"]
+    for name, datasets in result.per_dataset.items():
+        cells = ", ".join(f"{dataset} {value:.3f}" for dataset, value in datasets.items())
+        lines.append(f"  {name:<14} {cells}")
+    lines += ["", "Answers that parsed, per task:"]
+    for task, counts in result.parsed.items():
+        lines.append(f"  {task:<18} {counts['parsed']:>5}/{counts['total']}")
+    for task, examples in result.unparsed_examples.items():
+        for example in examples:
+            lines.append(f"    {task} row {example.row}: {example.prediction!r}")
+    return "\n".join(lines)

@@ -1,0 +1,65 @@
+"""`python manage.py standin_judge [--host H] [--port P] [--latency S] [--rate-429 R] ...`.
+
+Runs the stand-in judge (judging/standin.py) in the foreground for the demo and for manual
+checks: an OpenAI-compatible server whose verdicts are a hash of the prompt, NOT a real LLM.
+Ctrl-C or SIGTERM stops it cleanly (exit 0).
+"""
+
+from __future__ import annotations
+
+import signal
+import time
+from types import FrameType
+
+from django.core.management.base import BaseCommand, CommandParser
+
+from judging.standin import Faults, StandinJudge
+
+
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    # SIGTERM takes the same clean way out as Ctrl-C.
+    raise KeyboardInterrupt
+
+
+class Command(BaseCommand):
+    help = "Serve the deterministic stand-in LLM judge (OpenAI-compatible) until interrupted."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--host", default="127.0.0.1", help="address to bind")
+        parser.add_argument("--port", type=int, default=8765, help="port to bind (0: any free)")
+        parser.add_argument(
+            "--latency", type=float, default=0.0, help="seconds slept before every answer"
+        )
+        for kind in ("429", "500", "malformed", "drop"):
+            parser.add_argument(
+                f"--rate-{kind}",
+                type=float,
+                default=0.0,
+                help=f"probability of a {kind} answer per request (deterministic from --seed)",
+            )
+        parser.add_argument("--seed", type=int, default=0, help="seed of the fault draws")
+
+    def handle(self, *args: object, **options: object) -> None:
+        faults = Faults(
+            latency=options["latency"],
+            rate_429=options["rate_429"],
+            rate_500=options["rate_500"],
+            rate_malformed=options["rate_malformed"],
+            rate_drop=options["rate_drop"],
+            seed=options["seed"],
+        )
+        previous = signal.signal(signal.SIGTERM, _interrupt)
+        try:
+            with StandinJudge(host=options["host"], port=options["port"], faults=faults) as judge:
+                if options["verbosity"]:
+                    self.stdout.write(
+                        "Stand-in judge (deterministic verdicts, NOT a real LLM) listening on "
+                        f"{judge.base_url}"
+                    )
+                    self.stdout.flush()
+                while True:
+                    time.sleep(3600)
+        except KeyboardInterrupt:
+            pass
+        finally:
+            signal.signal(signal.SIGTERM, previous)

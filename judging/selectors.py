@@ -1,0 +1,258 @@
+"""Reads for the judge's side of a submission page: who may start, rerun or cancel step 2, and
+the judge panel (its state, the job's progress, the counts it ended with).
+
+The panel reads the job's stored counters, which the worker refreshes at every heartbeat: a
+page polled every two seconds costs a handful of queries, never a count over the items.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+
+from submissions.enums import EvaluationStatus
+from submissions.models import Evaluation, Submission
+from submissions.selectors import submission_for_user
+
+from .enums import ACTIVE_JOB_STATES, JobStatus
+from .models import JudgeJob
+from .services import judge_unavailable_reason
+
+RERUN_PERMISSION = "judging.rerun_judgejob"
+
+# Before a run has scores the panel has nothing to say, but it polls (slowly) so that a judge
+# the benchmark starts automatically after scoring shows up without a reload.
+STATES_BEFORE_SCORES = frozenset(
+    {EvaluationStatus.RECEIVED, EvaluationStatus.QUEUED, EvaluationStatus.SCORING}
+)
+
+
+# --- permissions (shared by the views, the panel and the admin) ----------------------------------
+
+
+def is_judge_maintainer(user: Any) -> bool:
+    """Whether `user` may rerun the judge on any submission (and cancel any job)."""
+    return bool(getattr(user, "is_authenticated", False) and user.has_perm(RERUN_PERMISSION))
+
+
+def can_start_judge(user: Any, submission: Submission) -> bool:
+    """The submitter starts step 2 of their own run; a maintainer may start anyone's."""
+    if not getattr(user, "is_authenticated", False):
+        return False
+    return submission.owner_id == user.pk or is_judge_maintainer(user)
+
+
+def can_rerun_judge(user: Any) -> bool:
+    return is_judge_maintainer(user)
+
+
+def can_cancel_job(user: Any, job: JudgeJob, submission: Submission) -> bool:
+    """A maintainer cancels any job; the submitter cancels a job on their own run unless a
+    maintainer requested it (a maintainer's rerun is not the submitter's to stop)."""
+    if is_judge_maintainer(user):
+        return True
+    if not getattr(user, "is_authenticated", False) or submission.owner_id != user.pk:
+        return False
+    return job.requested_by_id in (None, submission.owner_id)
+
+
+def submission_for_judging(user: Any, pk: int) -> Submission:
+    """The submission `pk` as the judge pages see it: its owner and staff see it (as on its
+    status page), and so does a maintainer with the rerun permission. Anyone else gets
+    `Submission.DoesNotExist`, so another person's entry is not even confirmed to exist."""
+    try:
+        return submission_for_user(user, pk)
+    except Submission.DoesNotExist:
+        if not is_judge_maintainer(user):
+            raise
+    return Submission.objects.select_related("benchmark").get(pk=pk)
+
+
+# --- the panel -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class JobProgress:
+    """A job's progress from its stored counters."""
+
+    status: str
+    total: int
+    done: int
+    failed: int
+    calls: int
+    prompt_tokens: int
+    completion_tokens: int
+    cost: Decimal | None
+    model: str
+    created_at: datetime
+    started_at: datetime | None
+
+    @property
+    def finished(self) -> int:
+        return self.done + self.failed
+
+    @property
+    def percent(self) -> int:
+        return int(100 * self.finished / self.total) if self.total else 0
+
+    @property
+    def tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    @property
+    def summary(self) -> str:
+        """"123 of 2,000 judged, 4 failed"."""
+        return f"{self.done:,} of {self.total:,} judged, {self.failed:,} failed"
+
+
+def job_progress_view(job: JudgeJob) -> JobProgress:
+    return JobProgress(
+        status=job.status,
+        total=job.items_total,
+        done=job.items_done,
+        failed=job.items_failed,
+        calls=job.calls,
+        prompt_tokens=job.prompt_tokens,
+        completion_tokens=job.completion_tokens,
+        cost=job.cost,
+        model=job.model,
+        created_at=job.created_at,
+        started_at=job.started_at,
+    )
+
+
+@dataclass(frozen=True)
+class MetricCount:
+    """How many of one judge metric's items were judged and how many failed."""
+
+    metric: str
+    items: int
+    judged: int
+    failed: int
+
+
+@dataclass(frozen=True)
+class JudgePanel:
+    """What the judge panel of a submission page shows to one viewer.
+
+    `state` is one of:
+    - "not_applicable": no panel (no judge metrics, an imported run without a test set, a run
+      not scored yet or failed);
+    - "unavailable": the run waits for the judge but it cannot run (`reason` says why);
+    - "can_start": the run waits for the judge and the viewer may start it;
+    - "waiting": the run waits for the judge and the viewer may not start it;
+    - "running": a job is queued or running (`progress`);
+    - "failed": the latest job failed (`message`); the run waits again;
+    - "done": the run is complete (`progress` and `counts` of the job that completed it).
+    """
+
+    state: str
+    submission_id: int
+    reason: str = ""
+    message: str = ""
+    last_job_status: str = ""
+    progress: JobProgress | None = None
+    counts: tuple[MetricCount, ...] = ()
+    can_start: bool = False
+    can_rerun: bool = False
+    can_cancel: bool = False
+    polling: bool = False
+
+    @property
+    def shown(self) -> bool:
+        return self.state != "not_applicable"
+
+
+def judge_panel(evaluation: Evaluation | None, viewer: Any) -> JudgePanel | None:
+    """The judge panel for a run the viewer may see (the caller checked that), or None when
+    there is no run. Reads the run's newest jobs, never their items."""
+    if evaluation is None:
+        return None
+    submission = evaluation.submission
+    benchmark = submission.benchmark
+    state = evaluation.state
+    if not benchmark.has_judge or evaluation.test_set_id is None:
+        return JudgePanel("not_applicable", submission.pk)
+    if state in STATES_BEFORE_SCORES:
+        return JudgePanel("not_applicable", submission.pk, polling=True)
+    if state not in (
+        EvaluationStatus.SCORED,
+        EvaluationStatus.JUDGING,
+        EvaluationStatus.COMPLETE,
+    ):
+        return JudgePanel("not_applicable", submission.pk)
+
+    jobs = list(evaluation.judge_jobs.order_by("-created_at", "-id")[:2])
+    latest = jobs[0] if jobs else None
+    maintainer = is_judge_maintainer(viewer)
+    if latest is not None and latest.status in ACTIVE_JOB_STATES:
+        return JudgePanel(
+            "running",
+            submission.pk,
+            progress=job_progress_view(latest),
+            can_cancel=can_cancel_job(viewer, latest, submission),
+            polling=True,
+        )
+    if state == EvaluationStatus.JUDGING:
+        # A run being judged whose job is not active yet (or any more): keep watching.
+        return JudgePanel("running", submission.pk, polling=True)
+    if state == EvaluationStatus.COMPLETE:
+        done = latest if latest is not None and latest.status == JobStatus.DONE else None
+        return JudgePanel(
+            "done",
+            submission.pk,
+            message=done.message if done else "",
+            progress=job_progress_view(done) if done else None,
+            counts=_metric_counts(done) if done else (),
+            can_rerun=maintainer,
+        )
+
+    # Scored: the judge metrics are pending.
+    last_status = latest.status if latest is not None else ""
+    reason = judge_unavailable_reason(benchmark)
+    if reason:
+        return JudgePanel(
+            "unavailable",
+            submission.pk,
+            reason=reason,
+            message=latest.message if latest and latest.status == JobStatus.FAILED else "",
+            last_job_status=last_status,
+        )
+    allowed = can_start_judge(viewer, submission)
+    if latest is not None and latest.status == JobStatus.FAILED:
+        return JudgePanel(
+            "failed",
+            submission.pk,
+            message=latest.message,
+            last_job_status=last_status,
+            progress=job_progress_view(latest),
+            can_start=allowed,
+        )
+    return JudgePanel(
+        "can_start" if allowed else "waiting",
+        submission.pk,
+        last_job_status=last_status,
+        can_start=allowed,
+    )
+
+
+def _metric_counts(job: JudgeJob) -> tuple[MetricCount, ...]:
+    counts = (job.outcome or {}).get("counts") or {}
+    return tuple(
+        MetricCount(
+            metric=name,
+            items=int(values.get("items", 0)),
+            judged=int(values.get("judged", 0)),
+            failed=int(values.get("failed", 0)),
+        )
+        for name, values in counts.items()
+    )
+
+
+def active_job_for_user(submission: Submission, evaluation: Evaluation | None) -> JudgeJob | None:
+    """The queued or running job of the submission's newest run, if any."""
+    if evaluation is None:
+        return None
+    return evaluation.judge_jobs.filter(status__in=ACTIVE_JOB_STATES).first()

@@ -1,0 +1,114 @@
+"""Where a run meets the LLM judge (step 2): the hook that tells the judge a run was scored,
+publishing the judge's metrics on a run, and the copy of a finished run that a judge rerun
+works on.
+
+`judging` sits above this app, so it registers its callback here (JudgingConfig.ready) instead
+of being imported.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+from typing import Any
+
+from django.db import transaction
+
+from benchmark import scoring
+from benchmark.scoring.judge import JudgeOutcome, with_judge
+from benchmark.scoring.tasks import JUDGE_METRICS
+from core import audit
+from core.exceptions import InvalidTransition
+
+from .enums import EvaluationStatus
+from .models import Evaluation
+
+_scored_listeners: list[Callable[[int], None]] = []
+
+
+def add_scored_listener(listener: Callable[[int], None]) -> None:
+    """Call `listener(evaluation_id)` after the commit that moves a run to `scored`."""
+    if listener not in _scored_listeners:
+        _scored_listeners.append(listener)
+
+
+def notify_scored(evaluation_id: int) -> None:
+    for listener in _scored_listeners:
+        transaction.on_commit(partial(listener, evaluation_id))
+
+
+def publish_judge_metrics(
+    evaluation: Evaluation, outcome: JudgeOutcome, *, actor: Any = None, note: str = ""
+) -> Evaluation:
+    """Store the judge's three metrics (full precision) on a run in `judging` and complete it;
+    the board follows on commit. Refuses a run in any other state (`InvalidTransition`)."""
+    with transaction.atomic():
+        evaluation = Evaluation.objects.select_for_update().get(pk=evaluation.pk)
+        if evaluation.state != EvaluationStatus.JUDGING:
+            raise InvalidTransition(
+                f"Judge metrics can only be published on a run being judged, not one that is "
+                f"{evaluation.state.label.lower()}."
+            )
+        evaluation.metrics = {
+            **evaluation.metrics,
+            **{name: outcome.metrics.get(name) for name in JUDGE_METRICS},
+        }
+        if evaluation.result:
+            result = scoring.ScoreResult.from_dict(evaluation.result)
+            evaluation.result = with_judge(result, outcome).to_dict()
+        evaluation.save(update_fields=["metrics", "result"])
+        # Imported here: services imports this module (for notify_scored).
+        from .services import set_evaluation_status
+
+        return set_evaluation_status(
+            evaluation, EvaluationStatus.COMPLETE, actor=actor, note=note or "judge finished"
+        )
+
+
+def copy_for_rejudge(evaluation: Evaluation, *, actor: Any) -> Evaluation:
+    """A new run with `evaluation`'s automatic metrics and the judge metrics pending, for a
+    judge rerun of a finished run (a run is never rewound). It starts in `scored`."""
+    if evaluation.state != EvaluationStatus.COMPLETE or evaluation.test_set_id is None:
+        raise InvalidTransition("Only a complete, scored run can be judged again.")
+    metrics = {**evaluation.metrics, **dict.fromkeys(JUDGE_METRICS)}
+    result = evaluation.result
+    if result:
+        blank = JudgeOutcome(
+            metrics=dict.fromkeys(JUDGE_METRICS),
+            counts={},
+            per_dataset={},
+            aspects={},
+            thresholds={},
+        )
+        stripped = with_judge(scoring.ScoreResult.from_dict(result), blank)
+        result = {
+            **stripped.to_dict(),
+            "per_dataset": {
+                name: values
+                for name, values in stripped.per_dataset.items()
+                if name not in JUDGE_METRICS
+            },
+            "counts": {
+                name: values for name, values in stripped.counts.items() if name not in JUDGE_METRICS
+            },
+        }
+    with transaction.atomic():
+        copy = Evaluation.objects.create(
+            submission=evaluation.submission,
+            test_set=evaluation.test_set,
+            requested_by=actor,
+            scorer_version=evaluation.scorer_version,
+            status=EvaluationStatus.SCORED,
+            metrics=metrics,
+            result=result,
+            queued_at=evaluation.queued_at,
+            scoring_started_at=evaluation.scoring_started_at,
+            scored_at=evaluation.scored_at,
+        )
+        audit.record(
+            "submissions.evaluation.copied_for_rejudge",
+            actor=actor,
+            target=copy,
+            source_evaluation=evaluation.pk,
+        )
+    return copy
