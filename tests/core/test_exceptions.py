@@ -34,6 +34,7 @@ def test_the_domain_errors_are_siblings():
         "InvalidPredictions",
         "InvalidTestSet",
         "JudgeUnavailable",
+        "InvalidRubric",
     }
 
 
