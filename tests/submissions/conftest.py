@@ -80,10 +80,9 @@ def published_rows():
     return published_results()
 
 
-@pytest.fixture
-def cluster(private_dir, benchmark):
-    """`manage.py qcluster` in a child process on this test's database and folders (PostgreSQL,
-    with `django_db(transaction=True)`), in its own process group, all of it stopped afterwards."""
+def start_cluster(workers: int = 1) -> subprocess.Popen:
+    """`manage.py qcluster` in a child process on this test's database and folders, in its own
+    process group (stop it with `stop_cluster`)."""
     database = connection.settings_dict
     env = {
         **os.environ,
@@ -94,9 +93,9 @@ def cluster(private_dir, benchmark):
         ),
         "PODIUM_PRIVATE_DIR": str(settings.PODIUM_PRIVATE_DIR),
         "PODIUM_TESTSET_DIR": str(settings.PODIUM_TESTSET_DIR),
-        "Q_WORKERS": "1",
+        "Q_WORKERS": str(workers),
     }
-    process = subprocess.Popen(
+    return subprocess.Popen(
         [sys.executable, "manage.py", "qcluster"],
         cwd=PROJECT_ROOT,
         env=env,
@@ -104,16 +103,27 @@ def cluster(private_dir, benchmark):
         stderr=subprocess.DEVNULL,
         start_new_session=True,
     )
+
+
+def stop_cluster(process: subprocess.Popen) -> None:
+    # SIGTERM to the cluster's main process alone stops it cleanly in about a second;
+    # signalling the whole group at once leaves it hanging until the SIGKILL.
+    process.terminate()
+    try:
+        process.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+    with contextlib.suppress(ProcessLookupError):  # any child left behind
+        os.killpg(process.pid, signal.SIGKILL)
+
+
+@pytest.fixture
+def cluster(private_dir, benchmark):
+    """`manage.py qcluster` in a child process on this test's database and folders (PostgreSQL,
+    with `django_db(transaction=True)`), in its own process group, all of it stopped afterwards."""
+    process = start_cluster()
     try:
         yield process
     finally:
-        # SIGTERM to the cluster's main process alone stops it cleanly in about a second;
-        # signalling the whole group at once leaves it hanging until the SIGKILL.
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        with contextlib.suppress(ProcessLookupError):  # any child left behind
-            os.killpg(process.pid, signal.SIGKILL)
+        stop_cluster(process)
