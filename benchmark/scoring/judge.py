@@ -149,8 +149,10 @@ class Rubric:
     def version(self) -> str:
         """A short content hash of everything that changes a prompt or the reading of an
         answer: the verdict cache is keyed by it."""
+        settings = self.settings()
+        del settings["aspect_names"]  # names are for people; they change no prompt or reading
         canonical = json.dumps(
-            {"template": self.template, **self.settings()}, sort_keys=True, ensure_ascii=False
+            {"template": self.template, **settings}, sort_keys=True, ensure_ascii=False
         )
         return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
@@ -354,7 +356,7 @@ def aggregate(
                 test_set, judged, verdicts, rubric
             )
         else:
-            means = _aspect_means(judged, verdicts, rubric)
+            means = _aspect_means(judged, verdicts, rubric) if judged else {}
             aspects[name] = means
             # Nothing to judge (every prediction empty) scores 0.0, as the official scorer's
             # empty average does.
