@@ -52,4 +52,6 @@ class ScoreResult:
             task: [UnparsedExample(**example) for example in rows]
             for task, rows in data.get("unparsed_examples", {}).items()
         }
-        return cls(**{**data, "unparsed_examples": examples})
+        # A JSON store may reorder keys (PostgreSQL's jsonb does): put the metrics back in order.
+        metrics = {name: data["metrics"].get(name) for name in METRIC_NAMES}
+        return cls(**{**data, "metrics": metrics, "unparsed_examples": examples})

@@ -129,3 +129,14 @@ def test_samples_skipped_for_their_reference_are_not_counted_as_unparsed():
     assert result.parsed["next_action"] == {"total": 1, "parsed": 0}
     assert [example.row for example in result.unparsed_examples["next_action"]] == [1]
     assert result.counts["NAP_acc"] == {"scored": 1, "total": 2}
+
+
+def test_a_result_read_back_from_a_store_that_reorders_keys_keeps_its_metric_order():
+    test_set = make_test_set(gt_record("next_action", "tying"))
+    data = evaluate(test_set, ["tying"]).to_dict()
+    data["metrics"] = dict(sorted(data["metrics"].items()))  # as PostgreSQL's jsonb returns it
+
+    result = ScoreResult.from_dict(data)
+
+    assert tuple(result.metrics) == METRIC_NAMES
+    assert result.metrics["NAP_acc"] == 1.0
