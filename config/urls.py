@@ -1,5 +1,5 @@
 """Root URLconf: the home page (the benchmark list), the benchmark and submission pages, the
-admin and sign-in (allauth)."""
+judge's endpoints, the admin and sign-in (allauth)."""
 
 from django.contrib import admin
 from django.urls import include, path
@@ -9,6 +9,8 @@ from submissions import views as submission_views
 urlpatterns = [
     path("", submission_views.home, name="home"),
     path("", include("submissions.urls")),
+    # The LLM judge's panel and buttons on a submission page (/submissions/<pk>/judge/...).
+    path("", include("judging.urls")),
     path("admin/", admin.site.urls),
     # Sign-in, sign-out, local signup and GitHub's OAuth views (docs/accounts.md).
     path("accounts/", include("allauth.urls")),

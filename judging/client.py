@@ -219,30 +219,45 @@ def judge_many(
     *,
     client: ChatClient,
     rubric: Rubric,
-    on_outcome: Callable[[Outcome], None],
+    on_outcomes: Callable[[list[Outcome]], None],
     concurrency: int,
     max_attempts: int,
+    batch: int = 1,
+    batch_seconds: float = 0.1,
     backoff: Backoff | None = None,
     should_stop: Callable[[], bool] = lambda: False,
     tick: Callable[[], None] = lambda: None,
     tick_seconds: float = 1.0,
 ) -> bool:
-    """Judge `(key, prompt)` pairs with at most `concurrency` in flight; `on_outcome` runs in
-    the calling thread for each finished item, as soon as it finishes (so a crash loses at
-    most the items in flight). `tick` runs at least every `tick_seconds`; once `should_stop()`
-    is true no new item starts. Returns True when every item was handed to `on_outcome`.
+    """Judge `(key, prompt)` pairs with at most `concurrency` in flight; `on_outcomes` runs in
+    the calling thread with finished items, in batches of up to `batch` (or whatever finished
+    within `batch_seconds`). Finished items waiting in a batch count against `concurrency`, so
+    at any moment at most `concurrency` items are sent but not yet handed over: a crash costs
+    at most that many repeated calls. `tick` runs at least every `tick_seconds`; once
+    `should_stop()` is true no new item starts. Returns True when every item was handed over.
     `EndpointError` stops the run: items in flight are finished first, then it is raised."""
     backoff = backoff or Backoff()
     stop = threading.Event()
     items: Iterator[tuple[str, str]] = iter(pending)
     in_flight: set[Future[Outcome]] = set()
+    finished: list[Outcome] = []
+    oldest = 0.0
     exhausted = False
     fatal: EndpointError | None = None
+
+    def hand_over() -> None:
+        nonlocal finished
+        if finished:
+            ready, finished = finished, []
+            on_outcomes(ready)
+
     with ThreadPoolExecutor(max_workers=max(1, concurrency), thread_name_prefix="judge") as pool:
         while True:
             if fatal is None and not stop.is_set() and should_stop():
                 stop.set()
-            while not exhausted and not stop.is_set() and len(in_flight) < concurrency:
+            while (
+                not exhausted and not stop.is_set() and len(in_flight) + len(finished) < concurrency
+            ):
                 try:
                     key, prompt = next(items)
                 except StopIteration:
@@ -261,8 +276,12 @@ def judge_many(
                     )
                 )
             if not in_flight:
+                hand_over()
                 break
-            done, in_flight = wait(in_flight, timeout=tick_seconds, return_when=FIRST_COMPLETED)
+            timeout = tick_seconds
+            if finished:
+                timeout = max(0.0, min(timeout, oldest + batch_seconds - time.monotonic()))
+            done, in_flight = wait(in_flight, timeout=timeout, return_when=FIRST_COMPLETED)
             for future in done:
                 try:
                     outcome = future.result()
@@ -272,7 +291,15 @@ def judge_many(
                     continue
                 if stop.is_set() and outcome.scores is None and fatal is None:
                     continue  # cut short by a stop, not failed: it stays pending
-                on_outcome(outcome)
+                if not finished:
+                    oldest = time.monotonic()
+                finished.append(outcome)
+            if finished and (
+                len(finished) >= batch
+                or time.monotonic() - oldest >= batch_seconds
+                or not in_flight
+            ):
+                hand_over()
             tick()
     if fatal is not None:
         raise fatal

@@ -1,5 +1,6 @@
 """Reads for the judge's side of a submission page: who may start, rerun or cancel step 2, and
-the judge panel (its state, the job's progress, the counts it ended with).
+the judge panel (its state, the job's progress, the counts it ended with). Who may see the
+page at all is `submissions.selectors.submission_for_user`'s business (owner and staff).
 
 The panel reads the job's stored counters, which the worker refreshes at every heartbeat: a
 page polled every two seconds costs a handful of queries, never a count over the items.
@@ -12,9 +13,8 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from submissions.enums import EvaluationStatus
+from submissions.enums import STATES_WITH_SCORES, EvaluationStatus
 from submissions.models import Evaluation, Submission
-from submissions.selectors import submission_for_user
 
 from .enums import ACTIVE_JOB_STATES, JobStatus
 from .models import JudgeJob
@@ -58,18 +58,6 @@ def can_cancel_job(user: Any, job: JudgeJob, submission: Submission) -> bool:
     return job.requested_by_id in (None, submission.owner_id)
 
 
-def submission_for_judging(user: Any, pk: int) -> Submission:
-    """The submission `pk` as the judge pages see it: its owner and staff see it (as on its
-    status page), and so does a maintainer with the rerun permission. Anyone else gets
-    `Submission.DoesNotExist`, so another person's entry is not even confirmed to exist."""
-    try:
-        return submission_for_user(user, pk)
-    except Submission.DoesNotExist:
-        if not is_judge_maintainer(user):
-            raise
-    return Submission.objects.select_related("benchmark").get(pk=pk)
-
-
 # --- the panel -----------------------------------------------------------------------------------
 
 
@@ -103,7 +91,7 @@ class JobProgress:
 
     @property
     def summary(self) -> str:
-        """"123 of 2,000 judged, 4 failed"."""
+        """ "123 of 2,000 judged, 4 failed"."""
         return f"{self.done:,} of {self.total:,} judged, {self.failed:,} failed"
 
 
@@ -177,15 +165,10 @@ def judge_panel(evaluation: Evaluation | None, viewer: Any) -> JudgePanel | None
         return JudgePanel("not_applicable", submission.pk)
     if state in STATES_BEFORE_SCORES:
         return JudgePanel("not_applicable", submission.pk, polling=True)
-    if state not in (
-        EvaluationStatus.SCORED,
-        EvaluationStatus.JUDGING,
-        EvaluationStatus.COMPLETE,
-    ):
+    if state not in STATES_WITH_SCORES:  # failed or cancelled: nothing to judge
         return JudgePanel("not_applicable", submission.pk)
 
-    jobs = list(evaluation.judge_jobs.order_by("-created_at", "-id")[:2])
-    latest = jobs[0] if jobs else None
+    latest = evaluation.judge_jobs.order_by("-created_at", "-id").first()
     maintainer = is_judge_maintainer(viewer)
     if latest is not None and latest.status in ACTIVE_JOB_STATES:
         return JudgePanel(
@@ -249,10 +232,3 @@ def _metric_counts(job: JudgeJob) -> tuple[MetricCount, ...]:
         )
         for name, values in counts.items()
     )
-
-
-def active_job_for_user(submission: Submission, evaluation: Evaluation | None) -> JudgeJob | None:
-    """The queued or running job of the submission's newest run, if any."""
-    if evaluation is None:
-        return None
-    return evaluation.judge_jobs.filter(status__in=ACTIVE_JOB_STATES).first()

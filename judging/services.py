@@ -25,7 +25,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Count, F, Q, Sum
+from django.db.models import Count, Q, Sum
 from django.utils import timezone
 
 from benchmark import scoring
@@ -133,6 +133,14 @@ def start_judge(evaluation: Evaluation, *, actor: Any = None, enqueue: bool = Tr
     """Build the judge items of a scored run and queue the job (on commit). The run moves to
     `judging`. A run already being judged returns its job. `JudgeUnavailable` when no endpoint
     can run it, `InvalidTransition` when the run is not waiting for the judge."""
+    existing = active_job(evaluation)
+    if existing is not None:
+        return existing
+    if evaluation.state != EvaluationStatus.SCORED or evaluation.test_set_id is None:
+        raise InvalidTransition(
+            f"The judge runs on a scored run waiting for it; this one is "
+            f"{evaluation.state.label.lower()}."
+        )
     benchmark = evaluation.submission.benchmark
     reason = judge_unavailable_reason(benchmark)
     if reason:
@@ -208,9 +216,10 @@ def start_judge(evaluation: Evaluation, *, actor: Any = None, enqueue: bool = Tr
 def rerun_judge(evaluation: Evaluation, *, actor: Any) -> JudgeJob:
     """A maintainer's rerun: a scored run is judged (again); a complete one is copied into a
     new run that is judged. Verdicts already in the cache cost nothing."""
-    if evaluation.state == EvaluationStatus.COMPLETE:
-        evaluation = copy_for_rejudge(evaluation, actor=actor)
-    return start_judge(evaluation, actor=actor)
+    with transaction.atomic():  # a refused start leaves no copied run behind
+        if evaluation.state == EvaluationStatus.COMPLETE:
+            evaluation = copy_for_rejudge(evaluation, actor=actor)
+        return start_judge(evaluation, actor=actor)
 
 
 def start_judge_if_automatic(evaluation_id: int) -> None:
@@ -346,65 +355,101 @@ def _claim(job_id: int) -> JudgeJob | None:
 
 def _use_cache(job: JudgeJob) -> None:
     """Pending items whose prompt is already judged take the cached verdict (no call)."""
-    pending = job.items.filter(state=ItemState.PENDING).values_list("id", "prompt_sha256")
-    by_hash: dict[str, list[int]] = {}
-    for item_id, digest in pending:
-        by_hash.setdefault(digest, []).append(item_id)
-    if not by_hash:
-        return
-    hashes = list(by_hash)
+    pending = list(job.items.filter(state=ItemState.PENDING).only("id", "prompt_sha256", "state"))
+    hashes = sorted({item.prompt_sha256 for item in pending})
+    cached: dict[str, int] = {}
     for start in range(0, len(hashes), BULK_BATCH):
-        chunk = hashes[start : start + BULK_BATCH]
-        verdicts = Verdict.objects.filter(
-            model=job.model, rubric_version=job.rubric_version, prompt_sha256__in=chunk
-        ).values_list("id", "prompt_sha256")
-        for verdict_id, digest in verdicts:
-            JudgeItem.objects.filter(id__in=by_hash[digest]).update(
-                state=ItemState.DONE, verdict_id=verdict_id, from_cache=True, last_error=""
-            )
-
-
-def _record(job: JudgeJob, outcome: Outcome, duplicates: dict[str, list[int]]) -> None:
-    """Write one outcome: the verdict into the cache, the item (and any pending item of the job
-    with the same prompt) done or failed, with what it cost."""
-    item_ids = duplicates.pop(outcome.key, [])
+        cached.update(
+            Verdict.objects.filter(
+                model=job.model,
+                rubric_version=job.rubric_version,
+                prompt_sha256__in=hashes[start : start + BULK_BATCH],
+            ).values_list("prompt_sha256", "id")
+        )
+    hits = []
+    for item in pending:
+        verdict_id = cached.get(item.prompt_sha256)
+        if verdict_id is not None:
+            item.state, item.verdict_id, item.from_cache = ItemState.DONE, verdict_id, True
+            hits.append(item)
     with transaction.atomic():
-        item = JudgeItem.objects.get(job=job, key=outcome.key)
-        spent = {
-            "attempts": F("attempts") + outcome.attempts,
-            "calls": F("calls") + outcome.calls,
-            "prompt_tokens": F("prompt_tokens") + outcome.prompt_tokens,
-            "completion_tokens": F("completion_tokens") + outcome.completion_tokens,
-        }
+        JudgeItem.objects.bulk_update(
+            hits, ["state", "verdict", "from_cache"], batch_size=BULK_BATCH
+        )
+
+
+ITEM_FIELDS = (
+    "state",
+    "verdict",
+    "from_cache",
+    "attempts",
+    "calls",
+    "prompt_tokens",
+    "completion_tokens",
+    "last_error",
+)
+
+
+def _record(
+    job: JudgeJob,
+    outcomes: list[Outcome],
+    items: dict[str, JudgeItem],
+    duplicates: dict[str, list[JudgeItem]],
+) -> None:
+    """Write a batch of outcomes in one transaction: the verdicts into the cache, each item (and
+    the job's other items with the same prompt) done or failed, with what it cost. `items` are
+    the job's pending items by key, loaded when the run started: only this worker writes them."""
+    changed: list[JudgeItem] = []
+    verdicts = []
+    for outcome in outcomes:
+        item = items[outcome.key]
+        item.attempts += outcome.attempts
+        item.calls += outcome.calls
+        item.prompt_tokens += outcome.prompt_tokens
+        item.completion_tokens += outcome.completion_tokens
         if outcome.scores is None:
-            JudgeItem.objects.filter(pk=item.pk).update(
-                state=ItemState.FAILED, last_error=outcome.error[:2000], **spent
+            for target in (item, *duplicates.get(outcome.key, ())):
+                target.state, target.last_error = ItemState.FAILED, outcome.error[:2000]
+                changed.append(target)
+            continue
+        verdicts.append(
+            Verdict(
+                model=job.model,
+                rubric_version=job.rubric_version,
+                prompt_sha256=item.prompt_sha256,
+                scores=outcome.scores,
+                answer=outcome.answer,
+                prompt_tokens=outcome.prompt_tokens,
+                completion_tokens=outcome.completion_tokens,
+                latency_ms=outcome.latency_ms,
+                endpoint=job.endpoint,
             )
-            if item_ids:
-                JudgeItem.objects.filter(pk__in=item_ids, state=ItemState.PENDING).update(
-                    state=ItemState.FAILED, last_error=outcome.error[:2000]
+        )
+    with transaction.atomic():
+        if verdicts:
+            # One statement; a verdict another job cached meanwhile is kept (and its id returned).
+            Verdict.objects.bulk_create(
+                verdicts,
+                update_conflicts=True,
+                unique_fields=["model", "rubric_version", "prompt_sha256"],
+                update_fields=["model"],
+            )
+            by_hash = {verdict.prompt_sha256: verdict for verdict in verdicts}
+            for outcome in outcomes:
+                if outcome.scores is None:
+                    continue
+                item = items[outcome.key]
+                item.state, item.verdict, item.last_error = (
+                    ItemState.DONE,
+                    by_hash[item.prompt_sha256],
+                    "",
                 )
-            return
-        verdict, _ = Verdict.objects.get_or_create(
-            model=job.model,
-            rubric_version=job.rubric_version,
-            prompt_sha256=item.prompt_sha256,
-            defaults={
-                "scores": outcome.scores,
-                "answer": outcome.answer,
-                "prompt_tokens": outcome.prompt_tokens,
-                "completion_tokens": outcome.completion_tokens,
-                "latency_ms": outcome.latency_ms,
-                "endpoint": job.endpoint,
-            },
-        )
-        JudgeItem.objects.filter(pk=item.pk).update(
-            state=ItemState.DONE, verdict=verdict, last_error="", **spent
-        )
-        if item_ids:
-            JudgeItem.objects.filter(pk__in=item_ids, state=ItemState.PENDING).update(
-                state=ItemState.DONE, verdict=verdict, from_cache=True
-            )
+                changed.append(item)
+                for duplicate in duplicates.get(outcome.key, ()):
+                    duplicate.state, duplicate.verdict = ItemState.DONE, item.verdict
+                    duplicate.from_cache = True
+                    changed.append(duplicate)
+        JudgeItem.objects.bulk_update(changed, ITEM_FIELDS)
 
 
 def run_job(
@@ -425,24 +470,22 @@ def run_job(
         progress = _save_progress(job)
         if on_progress:
             on_progress(progress)
-        pending = list(
-            job.items.filter(state=ItemState.PENDING).order_by("id").values_list("key", "prompt")
-        )
+        pending = list(job.items.filter(state=ItemState.PENDING).order_by("id"))
         # Identical prompts in one job are sent once; the rest take the verdict.
         first_key: dict[str, str] = {}
-        duplicates: dict[str, list[int]] = {}
+        items: dict[str, JudgeItem] = {}
+        duplicates: dict[str, list[JudgeItem]] = {}
         unique: list[tuple[str, str]] = []
-        ids = dict(job.items.filter(state=ItemState.PENDING).values_list("key", "id"))
-        for key, prompt in pending:
-            digest = hashlib.sha256(prompt.encode()).hexdigest()
-            if digest in first_key:
-                duplicates.setdefault(first_key[digest], []).append(ids[key])
+        for item in pending:
+            if item.prompt_sha256 in first_key:
+                duplicates.setdefault(first_key[item.prompt_sha256], []).append(item)
             else:
-                first_key[digest] = key
-                unique.append((key, prompt))
+                first_key[item.prompt_sha256] = item.key
+                items[item.key] = item
+                unique.append((item.key, item.prompt))
         complete = True
         if unique:
-            complete = _send(job, unique, duplicates, time_budget, on_progress)
+            complete = _send(job, unique, items, duplicates, time_budget, on_progress)
         if not complete:
             if _still_running(job):
                 _save_progress(job)
@@ -463,7 +506,8 @@ def run_job(
 def _send(
     job: JudgeJob,
     unique: list[tuple[str, str]],
-    duplicates: dict[str, list[int]],
+    items: dict[str, JudgeItem],
+    duplicates: dict[str, list[JudgeItem]],
     time_budget: float | None,
     on_progress: Callable[[Progress], None] | None,
 ) -> bool:
@@ -487,19 +531,22 @@ def _send(
     def should_stop() -> bool:
         return cancelled or (deadline is not None and time.monotonic() > deadline)
 
-    def on_outcome(outcome: Outcome) -> None:
-        _record(job, outcome, duplicates)
+    def on_outcomes(outcomes: list[Outcome]) -> None:
+        _record(job, outcomes, items, duplicates)
         if on_progress:
-            on_progress(_progress_estimate(job, outcome))
+            for outcome in outcomes:
+                estimate = _progress_estimate(job, outcome)
+            on_progress(estimate)
 
     try:
         return judge_many(
             unique,
             client=client,
             rubric=rubric,
-            on_outcome=on_outcome,
+            on_outcomes=on_outcomes,
             concurrency=config.concurrency,
             max_attempts=config.max_attempts,
+            batch=max(1, config.concurrency // 2),
             backoff=backoff(),
             should_stop=should_stop,
             tick=tick,

@@ -89,7 +89,9 @@ def copy_for_rejudge(evaluation: Evaluation, *, actor: Any) -> Evaluation:
                 if name not in JUDGE_METRICS
             },
             "counts": {
-                name: values for name, values in stripped.counts.items() if name not in JUDGE_METRICS
+                name: values
+                for name, values in stripped.counts.items()
+                if name not in JUDGE_METRICS
             },
         }
     with transaction.atomic():

@@ -99,7 +99,9 @@ class Rubric:
             try:
                 compiled = re.compile(pattern.replace("{aspect}", "R1"))
             except re.error as error:
-                raise RubricError(f"the answer pattern {pattern!r} is not a regex: {error}") from None
+                raise RubricError(
+                    f"the answer pattern {pattern!r} is not a regex: {error}"
+                ) from None
             if compiled.groups != 1:
                 raise RubricError(f"the answer pattern {pattern!r} needs exactly one group")
         if not 0 < self.score_min <= self.score_max:
@@ -236,7 +238,9 @@ def build_items(test_set: TestSet, predictions: Sequence[str]) -> list[JudgeItem
             items.extend(_dvc_items(sample, prediction))
         elif metric is not None and prediction and sample.reference:
             items.append(
-                JudgeItem(metric, sample.task, sample.index, sample.dataset, prediction, sample.reference)
+                JudgeItem(
+                    metric, sample.task, sample.index, sample.dataset, prediction, sample.reference
+                )
             )
     return items
 
@@ -308,9 +312,7 @@ class JudgeOutcome:
     def unavailable(self) -> list[str]:
         """Metrics that had items but no successful verdict."""
         return [
-            name
-            for name, counts in self.counts.items()
-            if counts["items"] and not counts["judged"]
+            name for name, counts in self.counts.items() if counts["items"] and not counts["judged"]
         ]
 
     def to_dict(self) -> dict[str, Any]:

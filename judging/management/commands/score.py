@@ -108,12 +108,13 @@ class Command(BaseCommand):
         failures: list[str] = []
         done = 0
 
-        def on_outcome(outcome) -> None:
+        def on_outcomes(outcomes) -> None:
             nonlocal done
-            done += 1
-            scores[outcome.key] = outcome.scores
-            if outcome.scores is None:
-                failures.append(f"{outcome.key}: {outcome.error}")
+            for outcome in outcomes:
+                done += 1
+                scores[outcome.key] = outcome.scores
+                if outcome.scores is None:
+                    failures.append(f"{outcome.key}: {outcome.error}")
             if sys.stderr.isatty():
                 sys.stderr.write(f"\rjudged {done}/{len(first)} prompts")
 
@@ -123,7 +124,7 @@ class Command(BaseCommand):
                 [(key, prompt) for prompt, key in first.items()],
                 client=client,
                 rubric=rubric,
-                on_outcome=on_outcome,
+                on_outcomes=on_outcomes,
                 concurrency=config.concurrency,
                 max_attempts=config.max_attempts,
                 backoff=Backoff(base=settings.PODIUM_JUDGE_BACKOFF_SECONDS),

@@ -1,0 +1,170 @@
+"""Benchmark: a judge job of 2,000 items against the stand-in judge with 200 ms per call.
+
+    .venv/bin/python bench/judge.py [--items 2000] [--latency 0.2] [--concurrency 50]
+                                    [--database-url postgres://...]
+
+Builds, in a throwaway SQLite database in a temporary folder (or the PostgreSQL database named
+by --database-url, which must be empty of Podium data: use a scratch database), MedVidBench
+with a test set of `--items` video-summary samples, one scored submission answering each of them
+differently (so every prompt is distinct), and the stand-in judge (`manage.py standin_judge`,
+in its own process as a real endpoint would be) on loopback as the active endpoint. It then runs the job in this process, through the same
+`judging.services.run_job` the worker calls, and prints calls, wall time and items/s; then it
+reruns the judge on the finished run, which must make 0 calls (every verdict is cached).
+
+Target (issue 4): 2,000 items with 200 ms latency in <= 15 s wall; a rerun makes 0 calls.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def setup_django(folder: Path, database_url: str | None) -> None:
+    if database_url:
+        os.environ["DATABASE_URL"] = database_url
+    else:
+        os.environ.pop("DATABASE_URL", None)
+    os.environ["DJANGO_SETTINGS_MODULE"] = "config.settings.test"
+    os.environ["PODIUM_VAR_DIR"] = str(folder)
+    os.environ["LOG_LEVEL"] = "WARNING"
+    import django
+
+    django.setup()
+    from django.conf import settings
+    from django.core.management import call_command
+
+    settings.PODIUM_PRIVATE_DIR = folder / "private"
+    settings.PODIUM_TESTSET_DIR = folder / "private" / "testsets"
+    call_command("migrate", verbosity=0)
+
+
+def summary_records(count: int) -> list[dict]:
+    return [
+        {
+            "id": "unused",
+            "conversations": [
+                {"from": "human", "value": "<video>\nSummarise the video."},
+                {"from": "gpt", "value": f"The surgeon performs step {n} of the dissection."},
+            ],
+            "video": ["frame_0001.jpg"],
+            "metadata": {
+                "video_id": f"clip{n:05d}",
+                "input_video_start_frame": "0",
+                "input_video_end_frame": "300",
+                "fps": "1.0",
+            },
+            "qa_type": "video_summary_gpt",
+            "data_source": ("AVOS", "CoPESD", "NurViD")[n % 3],
+            "struc_info": [],
+        }
+        for n in range(count)
+    ]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--items", type=int, default=2000)
+    parser.add_argument("--latency", type=float, default=0.2)
+    parser.add_argument("--concurrency", type=int, default=50)
+    parser.add_argument("--database-url")
+    args = parser.parse_args()
+
+    with tempfile.TemporaryDirectory(prefix="podium-bench-judge-") as tmp:
+        folder = Path(tmp)
+        setup_django(folder, args.database_url)
+        from benchmark.services import ensure_medvidbench, import_testset
+        from judging import services
+        from submissions.services import SubmissionDetails, create_submission, score_evaluation
+        from tests.accounts.factories import UserFactory
+
+        records = summary_records(args.items)
+        ground_truth = folder / "gt.json"
+        ground_truth.write_text(json.dumps(records))
+        benchmark = ensure_medvidbench()
+        benchmark.judge_auto_start = False
+        benchmark.daily_submission_limit = 100
+        benchmark.save(update_fields=["judge_auto_start", "daily_submission_limit"])
+        test_set = import_testset(benchmark, ground_truth)
+        rows = [
+            {
+                "id": f"clip{n:05d}&&0&&300&&1.0",
+                "qa_type": "video_summary_gpt",
+                "prediction": f"Step {n}: the surgeon dissects tissue.",
+            }
+            for n in range(args.items)
+        ]
+        submission = create_submission(
+            benchmark,
+            owner=UserFactory(),
+            details=SubmissionDetails(model_name="bench-judge"),
+            predictions=json.dumps(rows).encode(),
+        )
+        evaluation = score_evaluation(submission.evaluations.get())
+        assert evaluation.test_set_id == test_set.pk
+
+        port = free_port()
+        server = subprocess.Popen(
+            [
+                *(sys.executable, "manage.py", "standin_judge"),
+                *("--port", str(port), "--latency", str(args.latency)),
+            ],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            server.stdout.readline()  # "... listening on ..."
+            services.configure_endpoint(
+                benchmark,
+                name="stand-in",
+                base_url=f"http://127.0.0.1:{port}/v1",
+                model="standin-judge",
+                api_key_env="",
+                concurrency=args.concurrency,
+            )
+            job = services.start_judge(evaluation, enqueue=False)
+            started = time.perf_counter()
+            services.run_job(job.pk)
+            wall = time.perf_counter() - started
+            job.refresh_from_db()
+            print(
+                f"first run: {job.items_total} items, {job.calls} calls, status {job.status}, "
+                f"wall {wall:.2f} s, {job.items_total / wall:.0f} items/s "
+                f"(latency {args.latency * 1000:.0f} ms, concurrency {args.concurrency}; "
+                f"floor {args.items * args.latency / args.concurrency:.1f} s)"
+            )
+
+            evaluation.refresh_from_db()
+            rerun = services.rerun_judge(evaluation, actor=None)
+            started = time.perf_counter()
+            services.run_job(rerun.pk)
+            wall = time.perf_counter() - started
+            rerun.refresh_from_db()
+            print(
+                f"rerun:     {rerun.items_total} items, {rerun.calls} calls, status "
+                f"{rerun.status}, wall {wall:.2f} s, {rerun.items_cached} from the cache"
+            )
+        finally:
+            server.terminate()
+            server.wait()
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+if __name__ == "__main__":
+    main()
