@@ -13,9 +13,15 @@ DEMO_DIR := var/demo
 
 .PHONY: run test migrate demo clean
 
+STANDIN_PORT ?= 8765
+
 run: migrate demo
+	$(PY) manage.py setup_benchmarks
+	$(PY) manage.py configure_judge --name "Stand-in judge (demo: deterministic, not a real LLM)" \
+		--base-url http://127.0.0.1:$(STANDIN_PORT)/v1 --model standin-judge --api-key-env "" \
+		--concurrency 16
 	$(PY) manage.py load_demo --demo-dir $(DEMO_DIR)
-	scripts/run.sh
+	PODIUM_STANDIN_PORT=$(STANDIN_PORT) scripts/run.sh
 
 test: $(DEV)
 	$(VENV)/bin/ruff check .

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# `make run`'s last step: the web server and a django-q2 worker together, in the foreground.
-# Ctrl-C (or TERM) stops both; if either exits on its own, the other is stopped too.
+# `make run`'s last step: the web server, a django-q2 worker and the demo's stand-in LLM judge
+# (deterministic verdicts, not a real LLM; PODIUM_STANDIN_PORT, 0 to leave it out) together,
+# in the foreground. Ctrl-C (or TERM) stops all; if one exits on its own, the others stop too.
 # Each runs in its own session, so the terminal's Ctrl-C reaches only this script, whose trap
 # stops them in the way each shuts down cleanly: TERM to qcluster's main process (it stops its
 # own workers; TERM to all of them at once leaves it waiting forever), TERM to runserver's
@@ -12,12 +13,14 @@ cd "$(dirname "$0")/.."
 
 PY=.venv/bin/python
 ADDRESS=${PODIUM_ADDRESS:-127.0.0.1:8000}
-worker="" server="" pids=()
+STANDIN_PORT=${PODIUM_STANDIN_PORT:-0}
+worker="" server="" judge="" pids=()
 
 stop() {
     trap - INT TERM EXIT
     kill -TERM "$worker" 2>/dev/null || true
     kill -TERM -- "-$server" 2>/dev/null || true
+    [[ -n "$judge" ]] && kill -TERM -- "-$judge" 2>/dev/null || true
     for _ in $(seq 40); do
         alive=0
         for pid in "${pids[@]}"; do kill -0 -- "-$pid" 2>/dev/null && alive=1; done
@@ -29,12 +32,17 @@ stop() {
 }
 trap stop INT TERM EXIT
 
+if [[ "$STANDIN_PORT" != 0 ]]; then
+    setsid "$PY" manage.py standin_judge --port "$STANDIN_PORT" --latency 0.05 &
+    judge=$!
+    pids+=("$judge")
+fi
 setsid "$PY" manage.py qcluster &
 worker=$!
 setsid "$PY" manage.py runserver "$ADDRESS" &
 server=$!
-pids=("$worker" "$server")
-echo "Podium: http://$ADDRESS/ (web server and worker running; Ctrl-C stops both)"
+pids+=("$worker" "$server")
+echo "Podium: http://$ADDRESS/ (web server and worker running; Ctrl-C stops all)"
 
 # Return when either process ends (or a signal arrives); the EXIT trap stops the other.
 wait -n
