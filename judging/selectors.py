@@ -13,6 +13,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
+from benchmark.scoring.tasks import JUDGE_METRICS
 from submissions.enums import STATES_WITH_SCORES, EvaluationStatus
 from submissions.models import Evaluation, Submission
 
@@ -223,12 +224,14 @@ def judge_panel(evaluation: Evaluation | None, viewer: Any) -> JudgePanel | None
 
 def _metric_counts(job: JudgeJob) -> tuple[MetricCount, ...]:
     counts = (job.outcome or {}).get("counts") or {}
+    # In the benchmark's column order: jsonb (PostgreSQL) does not keep the stored key order.
     return tuple(
         MetricCount(
             metric=name,
-            items=int(values.get("items", 0)),
-            judged=int(values.get("judged", 0)),
-            failed=int(values.get("failed", 0)),
+            items=int(counts[name].get("items", 0)),
+            judged=int(counts[name].get("judged", 0)),
+            failed=int(counts[name].get("failed", 0)),
         )
-        for name, values in counts.items()
+        for name in JUDGE_METRICS
+        if name in counts
     )

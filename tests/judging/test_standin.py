@@ -36,7 +36,7 @@ def judge() -> Iterator[StandinJudge]:
         yield running
 
 
-def client_for(judge: StandinJudge, *, timeout: float = 2.0) -> OpenAI:
+def client_for(judge: StandinJudge, *, timeout: float = 20.0) -> OpenAI:
     return OpenAI(base_url=judge.base_url, api_key="unused", max_retries=0, timeout=timeout)
 
 
