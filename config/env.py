@@ -73,4 +73,15 @@ def database_config(database_url: str | None, *, sqlite_path: Path) -> dict[str,
     if database_url and database_url.strip():
         # conn_max_age: keep connections across requests; health checks drop dead ones.
         return dj_database_url.parse(database_url.strip(), conn_max_age=60, conn_health_checks=True)
-    return {"ENGINE": "django.db.backends.sqlite3", "NAME": str(sqlite_path)}
+    # The web server and the worker's processes write at once (scoring, judge jobs): WAL lets
+    # readers go on beside a writer, IMMEDIATE takes the write lock at BEGIN (no deadlocked
+    # lock upgrades), and a writer waits up to 30 s for another instead of failing.
+    return {
+        "ENGINE": "django.db.backends.sqlite3",
+        "NAME": str(sqlite_path),
+        "OPTIONS": {
+            "timeout": 30,
+            "transaction_mode": "IMMEDIATE",
+            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        },
+    }

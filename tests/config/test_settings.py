@@ -31,7 +31,11 @@ def test_database_url_selects_postgresql():
 def test_without_database_url_the_default_is_an_sqlite_file(database_url):
     config = database_config(database_url, sqlite_path=SQLITE_PATH)
 
-    assert config == {"ENGINE": "django.db.backends.sqlite3", "NAME": str(SQLITE_PATH)}
+    assert (config["ENGINE"], config["NAME"]) == ("django.db.backends.sqlite3", str(SQLITE_PATH))
+    # Several processes write at once (web server, worker): WAL, IMMEDIATE, a 30 s wait.
+    assert config["OPTIONS"]["transaction_mode"] == "IMMEDIATE"
+    assert "journal_mode=WAL" in config["OPTIONS"]["init_command"]
+    assert config["OPTIONS"]["timeout"] == 30
 
 
 @pytest.mark.unit
