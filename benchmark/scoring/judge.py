@@ -406,9 +406,14 @@ def _aspect_means(
 
 
 def _mean_of(values: Iterable[float]) -> float:
-    """The mean summed left to right, as numpy sums fewer than eight values; 0.0 if empty."""
-    values = list(values)
-    return sum(values) / len(values) if values else 0.0
+    """The mean summed plainly left to right, as numpy sums fewer than eight values; 0.0 if
+    empty. Not `sum()`: since Python 3.12 it compensates rounding, which can differ from the
+    official numpy value in the last bit."""
+    total, count = 0.0, 0
+    for value in values:
+        total += value
+        count += 1
+    return total / count if count else 0.0
 
 
 def _by_dataset(items: Iterable[JudgeItem]) -> dict[str, list[JudgeItem]]:

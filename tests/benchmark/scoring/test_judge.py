@@ -8,6 +8,7 @@ compare exactly.
 import hashlib
 from dataclasses import replace
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -570,7 +571,8 @@ def test_video_summary_is_the_mean_of_the_aspect_means(rubric, rows):
 
     outcome = aggregate(test_set, items, verdicts, rubric)
 
-    assert outcome.metrics[VS_LLM] == sum(aspect_means) / 5
+    # numpy's mean, as the official scorer takes it (Python's sum() compensates rounding)
+    assert outcome.metrics[VS_LLM] == float(np.mean(aspect_means))
     assert outcome.counts[VS_LLM] == {
         "items": len(rows),
         "judged": len(judged),
@@ -749,3 +751,14 @@ def test_with_judge_leaves_an_unavailable_metric_empty(rubric):
     assert judged.metrics[VS_LLM] is None
     assert VS_LLM not in judged.counts
     assert VS_LLM not in judged.per_dataset
+
+
+def test_means_are_summed_as_numpy_does_not_as_python_sum():
+    # Python >= 3.12's sum() compensates rounding; the official scorer's np.mean of five values
+    # adds them plainly, left to right. These differ in the last bit here.
+    from benchmark.scoring.judge import _mean_of
+
+    values = [1.0, 1.0, 4 / 3, 4 / 3, 4 / 3]
+    assert sum(values) / 5 != float(np.mean(values))
+
+    assert _mean_of(values) == float(np.mean(values))
