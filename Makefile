@@ -26,10 +26,12 @@ run: migrate demo
 test: $(DEV)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(PY) manage.py spectacular --validate --fail-on-warn --file /dev/null
 	$(VENV)/bin/pytest
 
 migrate: $(RUNTIME)
 	$(PY) manage.py migrate --noinput
+	$(PY) manage.py createcachetable
 
 demo: $(DEMO_DIR)/ground_truth.json
 

@@ -11,6 +11,8 @@ urlpatterns = [
     path("", include("submissions.urls")),
     # The LLM judge's panel and buttons on a submission page (/submissions/<pk>/judge/...).
     path("", include("judging.urls")),
+    # The REST API, its schema and docs (docs/api.md).
+    path("api/", include("api.urls")),
     path("admin/", admin.site.urls),
     # Sign-in, sign-out, local signup and GitHub's OAuth views (docs/accounts.md).
     path("accounts/", include("allauth.urls")),

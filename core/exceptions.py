@@ -26,8 +26,21 @@ class InvalidPredictions(DomainError):
     instead of a single opaque error.
     """
 
-    def __init__(self, messages: list[str] | str):
+    def __init__(
+        self,
+        messages: list[str] | str,
+        *,
+        problems: list[dict] | None = None,
+        total: int | None = None,
+    ):
         self.messages: list[str] = [messages] if isinstance(messages, str) else list(messages)
+        # Structured: [{"row": int | None, "field": str, "message": str}], for the API.
+        self.problems: list[dict] = (
+            problems
+            if problems is not None
+            else [{"row": None, "field": "", "message": message} for message in self.messages]
+        )
+        self.total: int = total if total is not None else len(self.problems)
         super().__init__("; ".join(self.messages))
 
 

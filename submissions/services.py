@@ -215,7 +215,14 @@ def validate_predictions(benchmark: Benchmark, raw: bytes) -> scoring.TestSet:
     try:
         scoring.load_predictions(raw, parsed)
     except scoring.PredictionsError as error:
-        raise InvalidPredictions([str(problem) for problem in error.problems]) from None
+        raise InvalidPredictions(
+            [str(problem) for problem in error.problems],
+            problems=[
+                {"row": problem.row, "field": problem.field, "message": problem.message}
+                for problem in error.problems
+            ],
+            total=error.total,
+        ) from None
     return parsed
 
 

@@ -28,6 +28,8 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "rest_framework",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
     "django_q",
     # Sign-in (docs/accounts.md). No django.contrib.sites: allauth works without it, and a single
     # site needs no Site row to keep in sync with its domain.
@@ -41,6 +43,8 @@ INSTALLED_APPS = [
     "benchmark",
     "submissions",
     "judging",
+    # The REST API: an interface over the apps' services, above them all (docs/api.md).
+    "api",
 ]
 
 MIDDLEWARE = [
@@ -159,9 +163,55 @@ if PODIUM_TESTSET_DIR.is_relative_to(MEDIA_ROOT) or PODIUM_PRIVATE_DIR.is_relati
 # show at once).
 PODIUM_BOARD_CACHE_SECONDS = env_int("PODIUM_BOARD_CACHE_SECONDS", 24 * 60 * 60)
 
+# Two caches: "default" is per process (rendered board tables, cheap to rebuild); "shared" is
+# seen by every process (API throttling: a per-process count would let each gunicorn worker
+# allow the full rate). Shared is a database table unless PODIUM_SHARED_CACHE_URL names Redis.
+_shared_cache_url = env_str("PODIUM_SHARED_CACHE_URL").strip()
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    "shared": (
+        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": _shared_cache_url}
+        if _shared_cache_url
+        else {
+            "BACKEND": "django.core.cache.backends.db.DatabaseCache",
+            "LOCATION": "podium_shared_cache",
+        }
+    ),
+}
+
 REST_FRAMEWORK = {
-    "DEFAULT_AUTHENTICATION_CLASSES": ["rest_framework.authentication.SessionAuthentication"],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "accounts.authentication.ApiTokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticatedOrReadOnly"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_VERSIONING_CLASS": None,
+    "DEFAULT_THROTTLE_CLASSES": [
+        "api.throttling.SharedAnonRateThrottle",
+        "api.throttling.SharedUserRateThrottle",
+    ],
+    "DEFAULT_THROTTLE_RATES": {
+        "anon": env_str("PODIUM_API_ANON_RATE", "120/min"),
+        "user": env_str("PODIUM_API_USER_RATE", "600/min"),
+    },
+    "EXCEPTION_HANDLER": "api.exceptions.exception_handler",
+    "URL_FORMAT_OVERRIDE": "format",
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Podium API",
+    "DESCRIPTION": (
+        "Verified leaderboards for medical AI benchmarks: rankings export (JSON, CSV), "
+        "submissions by API token, results and the LLM judge step."
+    ),
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "SCHEMA_PATH_PREFIX": r"/api/v1",
+    "COMPONENT_SPLIT_REQUEST": True,
 }
 
 # django-q2 with the ORM broker: the queue is a table in our own database, so the worker

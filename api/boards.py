@@ -1,0 +1,3 @@
+"""Read endpoints: benchmarks and their rankings (JSON and CSV)."""
+
+urlpatterns: list = []

@@ -1,0 +1,41 @@
+"""Domain errors as JSON: every refusal carries `detail` (a sentence for people) and `code` (for
+scripts); a rejected predictions file also carries `problems`, one per offending row and field,
+and `total`, the number of problems found (only the first ones are listed)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import status
+from rest_framework.response import Response
+from rest_framework.views import exception_handler as drf_exception_handler
+
+from core.exceptions import (
+    DomainError,
+    InvalidPredictions,
+    InvalidTransition,
+    JudgeUnavailable,
+    QuotaExceeded,
+)
+
+STATUS = {
+    InvalidPredictions: (status.HTTP_400_BAD_REQUEST, "invalid_predictions"),
+    QuotaExceeded: (status.HTTP_429_TOO_MANY_REQUESTS, "quota_exceeded"),
+    InvalidTransition: (status.HTTP_409_CONFLICT, "invalid_state"),
+    JudgeUnavailable: (status.HTTP_503_SERVICE_UNAVAILABLE, "judge_unavailable"),
+}
+
+
+def exception_handler(error: Exception, context: dict[str, Any]) -> Response | None:
+    if isinstance(error, DomainError):
+        code, name = next(
+            (value for kind, value in STATUS.items() if isinstance(error, kind)),
+            (status.HTTP_400_BAD_REQUEST, "refused"),
+        )
+        body: dict[str, Any] = {"detail": str(error), "code": name}
+        if isinstance(error, InvalidPredictions):
+            body["detail"] = "The predictions file was rejected; nothing was stored."
+            body["problems"] = error.problems
+            body["total"] = error.total
+        return Response(body, status=code)
+    return drf_exception_handler(error, context)
