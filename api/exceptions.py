@@ -1,12 +1,14 @@
 """Domain errors as JSON: every refusal carries `detail` (a sentence for people) and `code` (for
 scripts); a rejected predictions file also carries `problems`, one per offending row and field,
-and `total`, the number of problems found (only the first ones are listed)."""
+and `total`, the number of problems found (only the first ones are listed); invalid fields carry
+`errors`, the messages per field."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from rest_framework import status
+from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
@@ -38,4 +40,12 @@ def exception_handler(error: Exception, context: dict[str, Any]) -> Response | N
             body["problems"] = error.problems
             body["total"] = error.total
         return Response(body, status=code)
-    return drf_exception_handler(error, context)
+    response = drf_exception_handler(error, context)
+    if response is not None and isinstance(error, ValidationError):
+        # Field errors in the same envelope: {"detail", "code", "errors": {field: [messages]}}.
+        response.data = {
+            "detail": "The request is invalid; see `errors`.",
+            "code": "invalid",
+            "errors": response.data,
+        }
+    return response
