@@ -175,7 +175,9 @@ def _evaluation(evaluation: Evaluation | None) -> dict[str, Any] | None:
     if evaluation is None:
         return None
     result = evaluation.result or {}
+    # The benchmark's columns in order, then anything else the run stored.
     metric_keys = list(evaluation.submission.benchmark.metrics.values_list("key", flat=True))
+    metric_keys += [key for key in evaluation.metrics if key not in metric_keys]
     return {
         "id": evaluation.pk,
         "status": evaluation.status,
