@@ -13,7 +13,11 @@ urlpatterns = [
     path("", include("judging.urls")),
     # The REST API, its schema and docs (docs/api.md).
     path("api/", include("api.urls")),
+    # "Use the API": curl and Python examples built from the real endpoints (/api-guide/).
+    path("", include("api.pages")),
     path("admin/", admin.site.urls),
     # Sign-in, sign-out, local signup and GitHub's OAuth views (docs/accounts.md).
     path("accounts/", include("allauth.urls")),
+    # A person's own pages, e.g. their API tokens (/account/tokens/); distinct from allauth's.
+    path("account/", include("accounts.urls")),
 ]
