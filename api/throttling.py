@@ -14,6 +14,14 @@ class SharedAnonRateThrottle(AnonRateThrottle):
 
 
 class SharedUserRateThrottle(UserRateThrottle):
+    """Signed-in users only: anonymous requests are counted by the anonymous throttle alone
+    (DRF's user throttle would count them again, by address)."""
+
     @property
     def cache(self):  # type: ignore[override]
         return caches["shared"]
+
+    def get_cache_key(self, request, view):
+        if not (request.user and request.user.is_authenticated):
+            return None
+        return super().get_cache_key(request, view)

@@ -1,0 +1,224 @@
+"""Benchmark: the rankings API (JSON and CSV) with 1,000 entries, in process and under gunicorn.
+
+    .venv/bin/python bench/api.py [--entries 1000] [--requests 200] [--seed 0]
+                                  [--duration 10] [--connections 16] [--anon-rate 1000000/min]
+
+Builds the same throwaway board as bench/board.py (a fresh SQLite file in a temporary folder,
+never the configured database; MedVidBench with `--entries` published entries, a third
+verified, a fifth with their judge metrics pending; `recompute_board` once), then:
+
+1. In process (django.test.Client, test settings: DEBUG off, the local-memory cache): GETs of
+   the whole board as JSON (`?board=all&page_size=1000`) and as CSV (`rankings.csv?board=all`):
+   warm (the body cached until the next recompute, what every request but the first after a
+   recompute gets), cold (the cache cleared before each request: rows read, ranked and
+   rendered), and a revalidation with If-None-Match (304). Server time is the wall time of
+   `Client.get`, the whole request including the throttles' shared-cache reads and writes.
+2. If `.venv/bin/gunicorn` and `wrk` exist: `gunicorn config.wsgi -w 2` on 127.0.0.1 against
+   the same SQLite file with the production settings (DEBUG off; the variables prod requires
+   set to bench values), and `wrk -t2 -c<connections> -d<duration>s` on each URL. Every wrk
+   request comes from 127.0.0.1, so the API's throttles (120/min anonymous by default, and
+   the user throttle, which counts anonymous requests by address too) would refuse almost all
+   of them: the server runs with PODIUM_API_ANON_RATE and PODIUM_API_USER_RATE set to
+   `--anon-rate`. The throttles still run, reading and writing the shared cache table twice
+   per request. DRF keeps one timestamp per request of the rate's period, so under a
+   per-minute rate each request reads and writes a list of every request of the last minute;
+   `--anon-rate 1000000/s` keeps it to the last second (about 10% more requests/s here).
+
+Targets (spec, 2-core shared machine): JSON and CSV p50 <= 25 ms in process; >= 300 requests/s
+with no errors under gunicorn. wrk and the two workers share the same two cores. The machine is
+shared, so timings are noisy: run it a few times. A last line times plain Python as a yardstick.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+# bench/ is the script folder, first on sys.path: the board bench's fixture and the timing.
+from board import build_board, setup_django, timed_gets  # noqa: E402
+from timing import report  # noqa: E402
+
+GUNICORN = ROOT / ".venv" / "bin" / "gunicorn"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--entries", type=int, default=1000)
+    parser.add_argument("--requests", type=int, default=200)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--duration", type=int, default=10, help="seconds of wrk per URL")
+    parser.add_argument("--connections", type=int, default=16)
+    parser.add_argument("--anon-rate", default="1000000/min", help="the throttle rate for wrk")
+    args = parser.parse_args()
+
+    with tempfile.TemporaryDirectory(prefix="podium-bench-") as folder:
+        setup_django(Path(folder))
+        from django.core.management import call_command
+
+        call_command("createcachetable", verbosity=0)  # the throttles' shared cache table
+        urls = in_process(args)
+        over_http(Path(folder), urls, args)
+
+    start = time.perf_counter()
+    sum(range(10**7))
+    print(f"yardstick: sum(range(10**7)) took {(time.perf_counter() - start) * 1000:.0f} ms")
+
+
+def in_process(args: argparse.Namespace) -> dict[str, str]:
+    from django.core.cache import cache
+    from django.test import Client
+
+    from submissions.services import recompute_board
+
+    benchmark = build_board(args.entries, args.seed)
+    rows = recompute_board(benchmark)
+    official = sum(row.board == "official" for row in rows)
+    print(f"{len(rows)} entries ({official} official, {len(rows) - official} community)")
+
+    client = Client()
+    urls = {
+        "JSON": f"/api/v1/benchmarks/{benchmark.slug}/rankings/?board=all&page_size=1000",
+        "CSV": f"/api/v1/benchmarks/{benchmark.slug}/rankings.csv?board=all",
+    }
+    cold = max(10, args.requests // 10)
+    for label, url in urls.items():
+        response = client.get(url)  # warms the cache, the URLconf, the imports
+        assert response.status_code == 200, response.status_code
+        print(f"Rankings {label}: {len(response.content) / 1000:.0f} kB, ETag {response['ETag']}")
+        report(f"Rankings {label}, warm (body cached)", timed_gets(client, url, args.requests))
+        report(
+            f"Rankings {label}, cold (rows read and rendered)",
+            timed_gets(client, url, cold, before=cache.clear),
+        )
+        revalidations = []
+        for _ in range(args.requests):
+            start = time.perf_counter()
+            again = client.get(url, HTTP_IF_NONE_MATCH=response["ETag"])
+            revalidations.append((time.perf_counter() - start) * 1000)
+            assert again.status_code == 304, again.status_code
+        report(f"Rankings {label}, If-None-Match (304)", revalidations)
+    return urls
+
+
+def over_http(folder: Path, urls: dict[str, str], args: argparse.Namespace) -> None:
+    wrk = shutil.which("wrk")
+    if not GUNICORN.exists() or wrk is None:
+        missing = " and ".join(
+            name for name, there in (("gunicorn", GUNICORN.exists()), ("wrk", wrk)) if not there
+        )
+        print(f"Skipping the HTTP load test: {missing} not installed (apt-get install wrk).")
+        return
+    from django.conf import settings
+
+    port = free_port()
+    database = Path(settings.DATABASES["default"]["NAME"])
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "config.settings.prod",
+        "SECRET_KEY": "bench-only-not-a-secret",
+        "ALLOWED_HOSTS": "127.0.0.1",
+        # The file is already in WAL mode (the test settings set it; it persists in the file).
+        "DATABASE_URL": f"sqlite:///{database}",
+        "PODIUM_VAR_DIR": str(folder),
+        "SECURE_SSL_REDIRECT": "0",
+        "PODIUM_LOCAL_ACCOUNTS": "1",
+        "PODIUM_API_ANON_RATE": args.anon_rate,
+        "PODIUM_API_USER_RATE": args.anon_rate,
+        "LOG_LEVEL": "WARNING",
+    }
+    command = [str(GUNICORN), "config.wsgi", "-w", "2", "-b", f"127.0.0.1:{port}"]
+    print(
+        f"gunicorn -w 2 on 127.0.0.1:{port}, production settings, throttles at {args.anon_rate} "
+        f"(the defaults would refuse wrk); wrk -t2 -c{args.connections} -d{args.duration}s"
+    )
+    server = subprocess.Popen(
+        command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    try:
+        base = f"http://127.0.0.1:{port}"
+        wait_until_up(base + "/api/v1/benchmarks/", server)
+        for label, url in urls.items():
+            for _ in range(8):  # both workers build and cache the body before the clock starts
+                urllib.request.urlopen(base + url).read()
+            output = subprocess.run(
+                [
+                    wrk,
+                    "-t2",
+                    f"-c{args.connections}",
+                    f"-d{args.duration}s",
+                    "--latency",
+                    base + url,
+                ],
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout
+            print_wrk(f"Rankings {label} over HTTP", output)
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+        errors = server.stderr.read().decode() if server.stderr else ""
+        problems = [line for line in errors.splitlines() if "ERROR" in line or "Traceback" in line]
+        if problems:
+            print("gunicorn reported:\n  " + "\n  ".join(problems[:10]))
+
+
+def free_port() -> int:
+    with contextlib.closing(socket.socket()) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def wait_until_up(url: str, server: subprocess.Popen, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise SystemExit(f"gunicorn exited with {server.returncode}")
+        with contextlib.suppress(OSError), urllib.request.urlopen(url, timeout=2) as response:
+            if response.status == 200:
+                return
+        time.sleep(0.2)
+    raise SystemExit(f"gunicorn did not answer {url} within {timeout:.0f} s")
+
+
+def print_wrk(label: str, output: str) -> None:
+    """requests/s, latency percentiles and every kind of error wrk counts, on two lines."""
+    rate = re.search(r"Requests/sec:\s+([\d.]+)", output)
+    total = re.search(r"(\d+) requests in ([\d.]+\w+)", output)
+    percentiles = dict(re.findall(r"^\s+(50|90|99)%\s+(\S+)", output, flags=re.MULTILINE))
+    socket_errors = re.search(
+        r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", output
+    )
+    non_2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", output)
+    errors = sum(map(int, socket_errors.groups())) if socket_errors else 0
+    refused = int(non_2xx.group(1)) if non_2xx else 0
+    print(
+        f"{label:<50} {float(rate.group(1)) if rate else 0:7.0f} requests/s   "
+        f"({total.group(1) if total else '?'} in {total.group(2) if total else '?'}), "
+        f"errors: {errors} socket, {refused} non-2xx/3xx"
+    )
+    print(
+        f"{'':<50} latency p50 {percentiles.get('50', '?')}   p90 {percentiles.get('90', '?')}"
+        f"   p99 {percentiles.get('99', '?')}"
+    )
+
+
+if __name__ == "__main__":
+    main()
