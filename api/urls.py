@@ -3,12 +3,13 @@
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from . import boards, submitting
+from . import benchmarks, rankings, submitting
 
 app_name = "api"
 
 urlpatterns = [
-    path("v1/", include(boards.urlpatterns)),
+    path("v1/", include(benchmarks.urlpatterns)),
+    path("v1/", include(rankings.urlpatterns)),
     path("v1/", include(submitting.urlpatterns)),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),

@@ -212,9 +212,9 @@ class StandinJudge:
             self._prompt_calls[prompt] += 1
             return self._valid_calls, self._prompt_calls[prompt]
 
-    def _count_success(self) -> None:
+    def _count_success(self, delta: int = 1) -> None:
         with self._lock:
-            self._successes += 1
+            self._successes += delta
 
 
 class _Server(ThreadingHTTPServer):
@@ -293,8 +293,11 @@ class _Handler(BaseHTTPRequestHandler):
             if outcome == "hang":
                 time.sleep(faults.hang_seconds)
             text = verdict_text(deterministic_verdict(prompt))
-            if self._send_completion(call_number, model, prompt, text):
-                judge._count_success()
+            # Counted before the reply goes out, so a client that has its answer sees the
+            # count; taken back if the client left before it could be delivered.
+            judge._count_success()
+            if not self._send_completion(call_number, model, prompt, text):
+                judge._count_success(-1)
 
     # Responses
 

@@ -1,5 +1,5 @@
-"""The read endpoints (api/boards.py): benchmarks, and a board's rankings as JSON and CSV, with
-their ETag / Last-Modified revalidation."""
+"""The read endpoints (api/benchmarks.py, api/rankings.py): benchmarks, and a board's rankings
+as JSON and CSV, with their ETag / Last-Modified revalidation."""
 
 import csv
 import io
@@ -13,7 +13,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from api.boards import JSON_QUERY, RankingRowSerializer, RankingsQuerySerializer
+from api.rankings import JSON_QUERY, RankingRowSerializer, RankingsQuerySerializer
 from benchmark.enums import RankingScope
 from benchmark.scoring.ranking import Entry, MetricSpec, RankingPolicy, rank_entries
 from benchmark.services import update_benchmark
