@@ -22,5 +22,6 @@ def test_anonymous_requests_beyond_the_rate_are_refused_and_counted_in_the_share
     assert statuses == [200, 200, 200, 429]
     # The count is in the database-backed cache every process reads, not in this process.
     assert caches["shared"].get("throttle_anon_10.0.0.7") is not None
+    assert caches["shared"].get("throttle_user_10.0.0.7") is None  # counted once, not twice
     assert APIClient(REMOTE_ADDR="10.0.0.8").get(url).status_code == 200
     caches["shared"].clear()
