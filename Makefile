@@ -31,7 +31,6 @@ test: $(DEV)
 
 migrate: $(RUNTIME)
 	$(PY) manage.py migrate --noinput
-	$(PY) manage.py createcachetable
 
 demo: $(DEMO_DIR)/ground_truth.json
 
