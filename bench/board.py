@@ -72,9 +72,7 @@ def build_board(entries: int, seed: int):
                 publish=True,
                 is_baseline=number % 11 == 0,
                 verification_status=(
-                    VerificationStatus.VERIFIED
-                    if number % 3 == 0
-                    else VerificationStatus.UNVERIFIED
+                    VerificationStatus.VERIFIED if number % 3 == 0 else VerificationStatus.COMMUNITY
                 ),
                 verified_at=now if number % 3 == 0 else None,
             )

@@ -89,22 +89,50 @@ class SubmissionSource(models.TextChoices):
 
 
 class VerificationStatus(models.TextChoices):
-    """Whether maintainers re-ran and confirmed the entry (verified entries form the Official
-    board). Its one writer is `submissions.services.set_verification_status`."""
+    """Where an entry is on its way to the Official board (spec 8: "Top performers will be
+    contacted... Once verified, your model is added to the Official Leaderboard"). Separate from
+    the evaluation state. Only `verified` entries form the Official board. Its one writer is
+    `submissions.services.set_verification_status`, which checks `VERIFICATION_TRANSITIONS`.
 
-    UNVERIFIED = "unverified", "Unverified"
+    community -> nominated -> contacted -> access granted -> verifying -> verified, or rejected
+    (with a reason the submitter sees) from any step; a verified entry can be withdrawn; a
+    rejected or withdrawn one can be nominated again. An entry the maintainers evaluated
+    themselves (an imported published result) goes from community to verified directly.
+    """
+
+    COMMUNITY = "community", "Community"
+    NOMINATED = "nominated", "Nominated"
+    CONTACTED = "contacted", "Authors contacted"
+    ACCESS_GRANTED = "access_granted", "Model access granted"
+    VERIFYING = "verifying", "Being verified"
     VERIFIED = "verified", "Verified"
+    REJECTED = "rejected", "Rejected"
+    WITHDRAWN = "withdrawn", "Withdrawn"
 
     @property
     def allowed_next(self) -> frozenset[VerificationStatus]:
         return VERIFICATION_TRANSITIONS[self]
 
+    @property
+    def in_progress(self) -> bool:
+        """Between nomination and a decision."""
+        return self in VERIFICATION_IN_PROGRESS
 
-# A verification can be withdrawn (the entry moves back to the Community board).
+
+V = VerificationStatus
 VERIFICATION_TRANSITIONS: dict[VerificationStatus, frozenset[VerificationStatus]] = {
-    VerificationStatus.UNVERIFIED: frozenset({VerificationStatus.VERIFIED}),
-    VerificationStatus.VERIFIED: frozenset({VerificationStatus.UNVERIFIED}),
+    V.COMMUNITY: frozenset({V.NOMINATED, V.VERIFIED}),
+    V.NOMINATED: frozenset({V.CONTACTED, V.REJECTED, V.COMMUNITY}),
+    V.CONTACTED: frozenset({V.ACCESS_GRANTED, V.REJECTED}),
+    V.ACCESS_GRANTED: frozenset({V.VERIFYING, V.REJECTED}),
+    V.VERIFYING: frozenset({V.VERIFIED, V.REJECTED, V.ACCESS_GRANTED}),
+    V.VERIFIED: frozenset({V.WITHDRAWN}),
+    V.REJECTED: frozenset({V.NOMINATED}),
+    V.WITHDRAWN: frozenset({V.NOMINATED}),
 }
+VERIFICATION_IN_PROGRESS = frozenset({V.NOMINATED, V.CONTACTED, V.ACCESS_GRANTED, V.VERIFYING})
+# Moves that need a reason the submitter is shown.
+VERIFICATION_NEEDS_REASON = frozenset({V.REJECTED, V.WITHDRAWN})
 
 
 class BoardKind(models.TextChoices):

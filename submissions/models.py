@@ -68,9 +68,19 @@ class Submission(models.Model):
     predictions_size = models.PositiveIntegerField(default=0)
 
     verification_status = models.CharField(
-        max_length=12, choices=VerificationStatus, default=VerificationStatus.UNVERIFIED
+        max_length=20, choices=VerificationStatus, default=VerificationStatus.COMMUNITY
     )
     verified_at = models.DateTimeField(null=True, blank=True)
+    verified_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    # Shown to the submitter when the entry is rejected or withdrawn.
+    verification_reason = models.TextField(blank=True)
+    verification_changed_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -105,6 +115,12 @@ class Submission(models.Model):
     @property
     def is_verified(self) -> bool:
         return self.verification_status == VerificationStatus.VERIFIED
+
+    @property
+    def is_maintainer_result(self) -> bool:
+        """A result the maintainers produced themselves (imported from a published board, or a
+        baseline they evaluated): verified without the re-run workflow."""
+        return self.source == SubmissionSource.IMPORTED or self.is_baseline
 
     @property
     def board(self) -> BoardKind:

@@ -31,6 +31,7 @@ from core.exceptions import DomainError, InvalidPredictions, InvalidTransition, 
 from .enums import (
     STATES_JUDGE_PENDING,
     STATUS_TIMESTAMP_FIELD,
+    VERIFICATION_NEEDS_REASON,
     BoardKind,
     EvaluationStatus,
     FailureCode,
@@ -125,38 +126,78 @@ def set_verification_status(
     *,
     actor: Any,
     note: str = "",
+    reason: str = "",
     verified_at: datetime | None = None,
 ) -> Submission:
-    """Verify an entry or withdraw its verification: the one writer of
-    `Submission.verification_status` (and `verified_at`).
+    """Move an entry along the verification workflow: the one writer of
+    `Submission.verification_status` (and `verified_at`, `verified_by`, `verification_reason`).
 
-    Refuses a move the transition map does not allow, and verifying an evaluate-only entry
-    (it is never on a board), with `InvalidTransition`. `verified_at` defaults to now; an
-    imported published result passes the date the original board verified it. Saves only
-    those fields, writes one `submissions.verification.<state>` audit row and, on commit,
-    recomputes the board (the entry moves between Official and Community).
+    Refuses, with `InvalidTransition`: a move the transition map does not allow; verifying an
+    evaluate-only entry (it is never on a board) or a run without scores; the direct
+    community -> verified move for an entry the maintainers did not evaluate themselves (an
+    uploaded one goes through the re-run); rejecting or withdrawing without a `reason` (the
+    submitter is shown it). `verified_at` defaults to now; an imported published result passes
+    the date the original board verified it. Locks the row, saves only these fields, writes one
+    `submissions.verification.<state>` audit row {from, to, note, reason} and, when the Official
+    board changes, recomputes the board on commit.
     """
-    current = VerificationStatus(submission.verification_status)
-    if new not in current.allowed_next:
-        raise InvalidTransition(f"An entry cannot go from {current.label} to {new.label}.")
-    if new == VerificationStatus.VERIFIED and not submission.publish:
-        raise InvalidTransition(
-            "An evaluate-only entry is never published, so it cannot be verified."
+    with transaction.atomic():
+        submission = Submission.objects.select_for_update().get(pk=submission.pk)
+        current = VerificationStatus(submission.verification_status)
+        if new not in current.allowed_next:
+            raise InvalidTransition(f"An entry cannot go from {current.label} to {new.label}.")
+        if new == VerificationStatus.VERIFIED:
+            if not submission.publish:
+                raise InvalidTransition(
+                    "An evaluate-only entry is never published, so it cannot be verified."
+                )
+            if current == VerificationStatus.COMMUNITY and not submission.is_maintainer_result:
+                raise InvalidTransition(
+                    "An uploaded entry is verified through the workflow (nominate, contact, "
+                    "re-run); only results the maintainers produced are verified directly."
+                )
+        reason = reason.strip()
+        if new in VERIFICATION_NEEDS_REASON and not reason:
+            raise InvalidTransition(
+                f"Say why the entry is {new.label.lower()}: the authors see it."
+            )
+        submission.verification_status = new
+        submission.verification_changed_at = timezone.now()
+        if new == VerificationStatus.VERIFIED:
+            submission.verified_at = verified_at or timezone.now()
+            submission.verified_by = actor if getattr(actor, "is_authenticated", False) else None
+        elif current == VerificationStatus.VERIFIED:
+            submission.verified_at, submission.verified_by = None, None
+        submission.verification_reason = reason if new in VERIFICATION_NEEDS_REASON else ""
+        submission.save(
+            update_fields=[
+                "verification_status",
+                "verification_changed_at",
+                "verified_at",
+                "verified_by",
+                "verification_reason",
+            ]
         )
-    submission.verification_status = new
-    submission.verified_at = (
-        (verified_at or timezone.now()) if new == VerificationStatus.VERIFIED else None
-    )
-    submission.save(update_fields=["verification_status", "verified_at"])
-    audit.record(
-        f"submissions.verification.{new.value}",
-        actor=actor,
-        target=submission,
-        **{"from": current.value, "to": new.value, "note": note},
-    )
-    if submission.publish:
-        schedule_board_refresh(submission.benchmark_id)
+        audit.record(
+            f"submissions.verification.{new.value}",
+            actor=actor,
+            target=submission,
+            **{"from": current.value, "to": new.value, "note": note, "reason": reason},
+        )
+        if submission.publish and VerificationStatus.VERIFIED in (current, new):
+            schedule_board_refresh(submission.benchmark_id)
+        for listener in _verification_listeners:
+            transaction.on_commit(partial(listener, submission.pk, current.value, new.value))
     return submission
+
+
+# Callbacks (submission_id, from, to) after a committed verification move: notifications.
+_verification_listeners: list[Any] = []
+
+
+def add_verification_listener(listener: Any) -> None:
+    if listener not in _verification_listeners:
+        _verification_listeners.append(listener)
 
 
 # --- quota ------------------------------------------------------------------------------------

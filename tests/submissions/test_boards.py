@@ -11,7 +11,12 @@ from benchmark.services import ensure_medvidbench, update_benchmark, update_metr
 from core.exceptions import DomainError, InvalidTransition
 from core.models import AuditEvent
 from submissions import services, tasks
-from submissions.enums import BoardKind, EvaluationStatus, VerificationStatus
+from submissions.enums import (
+    VERIFICATION_NEEDS_REASON,
+    BoardKind,
+    EvaluationStatus,
+    VerificationStatus,
+)
 from submissions.models import BoardEntry, Submission
 from submissions.selectors import board_rows, would_be_rank
 from tests.accounts.factories import UserFactory
@@ -298,17 +303,20 @@ VERIFICATION_PAIRS = list(itertools.product(VerificationStatus, VerificationStat
     ("current", "new"), VERIFICATION_PAIRS, ids=[f"{a}->{b}" for a, b in VERIFICATION_PAIRS]
 )
 def test_verification_accepts_exactly_the_allowed_moves(current, new):
-    submission = SubmissionFactory(verification_status=current)
+    # A baseline: the maintainers' own result, which may also be verified directly.
+    submission = SubmissionFactory(verification_status=current, is_baseline=True)
     before = AuditEvent.objects.count()
     if new in current.allowed_next:
-        services.set_verification_status(submission, new, actor=None, note="checked")
+        reason = "not reproduced" if new in VERIFICATION_NEEDS_REASON else ""
+        services.set_verification_status(submission, new, actor=None, note="checked", reason=reason)
         submission.refresh_from_db()
         assert submission.verification_status == new
         assert (submission.verified_at is not None) == (new == VerificationStatus.VERIFIED)
+        assert submission.verification_reason == reason
         event = AuditEvent.objects.first()
         assert (event.action, event.data) == (
             f"submissions.verification.{new.value}",
-            {"from": current.value, "to": new.value, "note": "checked"},
+            {"from": current.value, "to": new.value, "note": "checked", "reason": reason},
         )
         assert AuditEvent.objects.count() == before + 1
     else:
@@ -329,7 +337,9 @@ def test_verifying_moves_an_entry_to_the_official_board_on_commit(
     medvidbench_definition, django_capture_on_commit_callbacks
 ):
     benchmark = medvidbench_definition
-    submission = scored_entry(benchmark, "Promoted", values())
+    submission = scored_entry(
+        benchmark, "Promoted", values(), verification_status=VerificationStatus.VERIFYING
+    )
     services.recompute_board(benchmark)
     assert board_names(benchmark, BoardKind.COMMUNITY) == [("Promoted", 1)]
 
