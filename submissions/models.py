@@ -85,6 +85,10 @@ class Submission(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
+        permissions = [
+            ("verify_submission", "Can move entries through verification (maintainers)"),
+            ("rerun_evaluation", "Can rerun the scoring of any submission (maintainers)"),
+        ]
         constraints = [
             models.UniqueConstraint(
                 "benchmark",
