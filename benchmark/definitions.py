@@ -47,6 +47,9 @@ class BenchmarkDefinition:
     daily_submission_limit: int = 5
     max_upload_mb: int = 50
     is_public: bool = True
+    # Verification by re-running the model (docs/verification.md).
+    verification_tolerance: float = 0.01
+    rerun_max_frames: int = 8
 
     def judge_rubric(self) -> str:
         """The judge prompt, read from the file that ships with the scorer ("" if none)."""
@@ -245,6 +248,9 @@ MEDVIDBENCH = BenchmarkDefinition(
     judge_settings_path=SCORING_DATA_DIR / "medvidbench_judge_rubric.json",
     # The official flow: step 2 runs in the background right after step 1 (spec 5).
     judge_auto_start=True,
+    # Not in the spec: a re-run may differ by sampling noise; 0.01 on metrics in [0, 1].
+    verification_tolerance=0.01,
+    rerun_max_frames=8,
 )
 
 DEFINITIONS: dict[str, BenchmarkDefinition] = {MEDVIDBENCH.slug: MEDVIDBENCH}

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
+from django.core.validators import MinValueValidator
 from django.db import models
 
 from benchmark.enums import MetricDirection, RankingScope, TieMethod
@@ -81,6 +82,19 @@ class Benchmark(models.Model):
     judge_auto_start = models.BooleanField(
         default=False,
         help_text="Start the LLM judge as soon as a run is scored (else the submitter starts it).",
+    )
+
+    # Verification by re-running the model (docs/verification.md).
+    verification_tolerance = models.FloatField(
+        default=0.01,
+        validators=[MinValueValidator(0.0)],
+        help_text="Max |self-reported - re-run| per metric for a verified entry.",
+    )
+    rerun_max_frames = models.PositiveSmallIntegerField(
+        default=8,
+        validators=[MinValueValidator(1)],
+        help_text="Frames sent per question when the platform re-runs a model (evenly spaced, "
+        "the first included).",
     )
 
     created_at = models.DateTimeField(auto_now_add=True)

@@ -37,6 +37,7 @@ from core.exceptions import InvalidTransition, JudgeUnavailable
 from submissions.enums import EvaluationStatus
 from submissions.judge_step import copy_for_rejudge, publish_judge_metrics
 from submissions.models import Evaluation
+from submissions.notifications import notify_judge_failed
 from submissions.services import set_evaluation_status
 
 from .client import Backoff, ChatClient, EndpointError, Outcome, judge_many
@@ -628,6 +629,7 @@ def _fail_job(job: JudgeJob, message: str) -> JudgeJob:
         if locked.state.is_terminal:
             return locked
         set_job_status(locked, JobStatus.FAILED, message=message)
+        transaction.on_commit(lambda: notify_judge_failed(locked.evaluation_id, message))
         evaluation = Evaluation.objects.select_for_update().get(pk=locked.evaluation_id)
         if evaluation.state == EvaluationStatus.JUDGING:
             set_evaluation_status(evaluation, EvaluationStatus.SCORED, note=message)

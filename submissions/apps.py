@@ -9,7 +9,10 @@ class SubmissionsConfig(AppConfig):
         # Imported here: services import models, which must not load before the app registry.
         from benchmark.services import add_board_input_listener
 
-        from .services import refresh_board
+        from .notifications import verification_changed
+        from .services import add_verification_listener, refresh_board
 
         # A benchmark's ranking policy or metrics changed: rebuild its board (docs/boards.md).
         add_board_input_listener(refresh_board)
+        # An entry moved along verification: tell its submitter (issue 6).
+        add_verification_listener(verification_changed)

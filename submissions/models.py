@@ -239,3 +239,58 @@ class BoardEntry(models.Model):
 
     def __str__(self) -> str:
         return f"#{self.rank} {self.board} {self.submission_id}"
+
+
+# Here rather than in enums.py only because this change was limited to appending to models.py.
+class NotificationKind(models.TextChoices):
+    """What a notification reports: a verification move the submitter must hear about (spec 8)
+    or a run that failed."""
+
+    NOMINATED = "nominated", "Nominated for the Official board"
+    ACCESS_REQUESTED = "access_requested", "Model access requested"
+    VERIFIED = "verified", "Verified"
+    REJECTED = "rejected", "Not verified"
+    WITHDRAWN = "withdrawn", "Withdrawn from the Official board"
+    SCORING_FAILED = "scoring_failed", "Scoring failed"
+    JUDGE_FAILED = "judge_failed", "LLM judge failed"
+
+
+class Notification(models.Model):
+    """Something the submitter is told about one of their entries (issue 6): shown on their
+    pages until marked read, and emailed once.
+
+    Written only by `submissions.notifications.notify` (created, emailed) and
+    `mark_notifications_read` (`read_at`), after the state change it reports has committed.
+    `email_error` keeps why the email could not be sent; the notification stands regardless.
+    """
+
+    recipient = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="notifications"
+    )
+    submission = models.ForeignKey(
+        Submission,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="notifications",
+    )
+    kind = models.CharField(max_length=20, choices=NotificationKind)
+    subject = models.CharField(max_length=200)
+    message = models.TextField()
+    created_at = models.DateTimeField(auto_now_add=True)
+    read_at = models.DateTimeField(null=True, blank=True)
+    emailed_at = models.DateTimeField(null=True, blank=True)
+    email_error = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["recipient", "read_at"])]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(kind__in=NotificationKind.values),
+                name="notification_kind_valid",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} for {self.recipient_id}: {self.subject}"

@@ -40,6 +40,7 @@ from .enums import (
 )
 from .judge_step import notify_scored
 from .models import BoardEntry, Evaluation, Submission
+from .notifications import evaluation_failed_on_commit
 from .selectors import (
     board_candidates,
     metric_specs,
@@ -103,6 +104,7 @@ def set_evaluation_status(
     if new == EvaluationStatus.FAILED:
         evaluation.error_code, evaluation.error_message = error_code, error_message
         fields += ["error_code", "error_message"]
+        evaluation_failed_on_commit(evaluation)  # the submitter is told once this commits
     evaluation.save(update_fields=fields)
     audit.record(
         f"submissions.evaluation.{new.value}",
@@ -146,6 +148,10 @@ def set_verification_status(
         current = VerificationStatus(submission.verification_status)
         if new not in current.allowed_next:
             raise InvalidTransition(f"An entry cannot go from {current.label} to {new.label}.")
+        if new == VerificationStatus.NOMINATED and not submission.publish:
+            raise InvalidTransition(
+                "An evaluate-only entry is never published, so it cannot be nominated."
+            )
         if new == VerificationStatus.VERIFIED:
             if not submission.publish:
                 raise InvalidTransition(
@@ -210,11 +216,13 @@ def quota_window_start(now: datetime | None = None) -> datetime:
 
 
 def evaluations_used_today(user: Any, benchmark: Benchmark) -> int:
-    """Evaluations this user requested on this benchmark since midnight UTC (cancelled ones
-    and runs the platform itself failed do not count)."""
+    """Evaluations this user requested of their own submissions on this benchmark since
+    midnight UTC (cancelled ones and runs the platform itself failed do not count; a
+    maintainer's reruns of other people's entries are not theirs to pay for)."""
     return (
         Evaluation.objects.filter(
             submission__benchmark=benchmark,
+            submission__owner=user,
             requested_by=user,
             created_at__gte=quota_window_start(),
         )

@@ -18,6 +18,7 @@ urlpatterns = [
     path("b/<slug:slug>/about/", views.about, name="about"),
     path("b/<slug:slug>/submit/", views.submit, name="submit"),
     path("submissions/", views.my_submissions, name="mine"),
+    path("submissions/notifications/read/", views.notifications_read, name="notifications_read"),
     path("submissions/<int:pk>/", views.submission_detail, name="detail"),
     path("submissions/<int:pk>/status/", views.submission_status, name="status"),
 ]

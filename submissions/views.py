@@ -12,12 +12,13 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
 from django.utils.safestring import SafeString, mark_safe
+from django.views.decorators.http import require_POST
 
 from benchmark.models import Benchmark, Metric
 from benchmark.selectors import active_testset, benchmark_by_slug, public_benchmarks
 from core.exceptions import DomainError, InvalidPredictions
 
-from . import selectors, services
+from . import notifications, selectors, services
 from .enums import BoardKind
 from .forms import SubmissionForm
 from .models import Submission
@@ -119,15 +120,32 @@ def submit(request: HttpRequest, slug: str) -> HttpResponse:
 
 @login_required
 def my_submissions(request: HttpRequest) -> HttpResponse:
-    submissions = selectors.submissions_for_user(request.user)
-    return render(request, "submissions/my_submissions.html", {"submissions": submissions})
+    context = {
+        "submissions": selectors.submissions_for_user(request.user),
+        "notifications": notifications.unread_notifications(request.user),
+    }
+    return render(request, "submissions/my_submissions.html", context)
+
+
+@login_required
+@require_POST
+def notifications_read(request: HttpRequest) -> HttpResponse:
+    """Mark all of the viewer's notifications read (only theirs)."""
+    notifications.mark_notifications_read(request.user)
+    return redirect("submissions:mine")
 
 
 @login_required
 def submission_detail(request: HttpRequest, pk: int) -> HttpResponse:
     """A submission's status page: its owner's (and staff's) only, 404 for anyone else."""
     status = selectors.submission_status(_visible_submission(request, pk), viewer=request.user)
-    context = {"status": status, "benchmark": status.submission.benchmark}
+    context = {
+        "status": status,
+        "benchmark": status.submission.benchmark,
+        "notifications": notifications.submission_notifications(
+            status.submission, viewer=request.user
+        ),
+    }
     return render(request, "submissions/submission_detail.html", context)
 
 

@@ -73,6 +73,8 @@ class Sample:
     reference: str
     fps: float
     target: Target = None
+    # The record's frame paths (its `video` list), relative to the frames root; () if absent.
+    frames: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -171,7 +173,16 @@ def _load_record(index: int, record: Any) -> Sample:
         reference=reference,
         fps=fps,
         target=_target(task, record, reference),
+        frames=_frames(record.get("video")),
     )
+
+
+def _frames(video: Any) -> tuple[str, ...]:
+    """The frame paths when `video` is a list of strings, else () (the scorer never reads
+    them; the re-run of a model sends them)."""
+    if isinstance(video, list) and all(isinstance(path, str) for path in video):
+        return tuple(video)
+    return ()
 
 
 def _conversation(conversations: Any) -> tuple[str, str]:

@@ -6,6 +6,7 @@ Each value that varies between deployments comes from the environment; ``.env.ex
 """
 
 from pathlib import Path
+from typing import Any
 
 from django.core.exceptions import ImproperlyConfigured
 
@@ -43,6 +44,8 @@ INSTALLED_APPS = [
     "benchmark",
     "submissions",
     "judging",
+    # Verifying an entry by re-running the model through its API (docs/verification.md).
+    "verifying",
     # The REST API: an interface over the apps' services, above them all (docs/api.md).
     "api",
 ]
@@ -111,7 +114,8 @@ SOCIALACCOUNT_ADAPTER = "accounts.adapters.SocialAccountAdapter"
 PODIUM_LOCAL_ACCOUNTS = env_bool("PODIUM_LOCAL_ACCOUNTS", default=True)
 ACCOUNT_LOGIN_METHODS = {"username", "email"}
 ACCOUNT_SIGNUP_FIELDS = ["username*", "email*", "password1*", "password2*"]
-# No verification mail: Podium sends no mail yet, and GitHub addresses arrive verified by GitHub.
+# No verification mail: a local account needs none to submit, and GitHub addresses arrive
+# verified by GitHub. (Podium does mail submitters their notifications; see "Email" below.)
 ACCOUNT_EMAIL_VERIFICATION = "none"
 # Starting the GitHub flow takes a POST (the sign-in button is a form): a GET-triggered OAuth
 # redirect can be forced on a visitor by any page that links or embeds the URL.
@@ -153,6 +157,9 @@ MEDIA_ROOT = env_path("MEDIA_ROOT", VAR_DIR / "media")
 # MEDIA_ROOT so no URL can reach it; only services read it.
 PODIUM_PRIVATE_DIR = env_path("PODIUM_PRIVATE_DIR", VAR_DIR / "private")
 PODIUM_TESTSET_DIR = env_path("PODIUM_TESTSET_DIR", PODIUM_PRIVATE_DIR / "testsets")
+# The test sets' video frames (their `video` paths are relative to it), sent to a model that is
+# re-run to verify an entry (docs/verification.md).
+PODIUM_FRAMES_DIR = env_path("PODIUM_FRAMES_DIR", PODIUM_PRIVATE_DIR / "frames")
 if PODIUM_TESTSET_DIR.is_relative_to(MEDIA_ROOT) or PODIUM_PRIVATE_DIR.is_relative_to(MEDIA_ROOT):
     raise ImproperlyConfigured(
         "PODIUM_PRIVATE_DIR and PODIUM_TESTSET_DIR must be outside MEDIA_ROOT."
@@ -245,6 +252,40 @@ PODIUM_JUDGE_STALE_SECONDS = env_int("PODIUM_JUDGE_STALE_SECONDS", 60)
 PODIUM_JUDGE_MAX_RUNS = env_int("PODIUM_JUDGE_MAX_RUNS", 20)
 # Backoff before attempt n is up to BACKOFF x 2^(n-2) seconds (capped at 16), or Retry-After.
 PODIUM_JUDGE_BACKOFF_SECONDS = float(env_str("PODIUM_JUDGE_BACKOFF_SECONDS", "1.0"))
+
+# --- Email: submitters' notifications (nominated, access requested, verified, rejected, failed
+# runs; docs/deployment.md). Django 6.1's MAILERS: the old EMAIL_BACKEND / EMAIL_HOST settings
+# are deprecated and refused beside it, so the same environment variables fill MAILERS instead.
+# SMTP by default; dev prints mail to the console; pytest swaps every mailer for the in-memory
+# one (django.core.mail.outbox).
+_SMTP_EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+
+
+def mailers_from_env(default_backend: str) -> dict[str, dict[str, Any]]:
+    """MAILERS with a "default" mailer: the backend named by EMAIL_BACKEND (else
+    `default_backend`); the SMTP backend takes its server from EMAIL_HOST, EMAIL_PORT,
+    EMAIL_HOST_USER, EMAIL_HOST_PASSWORD, EMAIL_USE_TLS and EMAIL_TIMEOUT. Other backends get
+    no options: Django refuses options a backend does not know."""
+    backend = env_str("EMAIL_BACKEND", default_backend)
+    if backend != _SMTP_EMAIL_BACKEND:
+        return {"default": {"BACKEND": backend}}
+    options = {
+        "host": env_str("EMAIL_HOST", "localhost"),
+        "port": env_int("EMAIL_PORT", 25),
+        "username": env_str("EMAIL_HOST_USER"),
+        "password": env_str("EMAIL_HOST_PASSWORD"),
+        "use_tls": env_bool("EMAIL_USE_TLS", default=False),
+        # A stuck mail server must not hold a worker or a request for long; a failed send is
+        # logged and kept on the notification.
+        "timeout": env_int("EMAIL_TIMEOUT", 10),
+    }
+    return {"default": {"BACKEND": backend, "OPTIONS": options}}
+
+
+MAILERS = mailers_from_env(_SMTP_EMAIL_BACKEND)
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "Podium <podium@localhost>")
+# The site's address as the submitter reaches it, for the links in emails (no trailing slash).
+PODIUM_SITE_URL = env_str("PODIUM_SITE_URL", "http://127.0.0.1:8000")
 
 LOG_LEVEL = env_str("LOG_LEVEL", "INFO").upper()
 LOGGING = {

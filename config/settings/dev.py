@@ -7,7 +7,8 @@ from .base import *  # noqa: F403
 SECRET_KEY = env_str("SECRET_KEY", "django-insecure-podium-dev-only-never-use-in-production")
 DEBUG = env_bool("DEBUG", default=True)
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost"])
-# Mail (allauth's password reset) is printed to the console instead of sent.
-EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
+# Mail (notifications, allauth's password reset) is printed to the console unless EMAIL_BACKEND
+# names another backend.
+MAILERS = mailers_from_env("django.core.mail.backends.console.EmailBackend")  # noqa: F405
 # Board tables are rendered afresh on every request, so template edits show at once.
 PODIUM_BOARD_CACHE_SECONDS = env_int("PODIUM_BOARD_CACHE_SECONDS", 0)

@@ -241,3 +241,29 @@ def test_twenty_parallel_uploads_with_a_limit_of_five_accept_exactly_five(
         thread.join()
     assert sorted(outcomes) == ["accepted"] * 5 + ["refused"] * 15
     assert Evaluation.objects.filter(requested_by=owner).count() == 5
+
+
+def test_a_maintainers_reruns_of_other_entries_do_not_use_their_quota(benchmark):
+    from submissions.services import evaluations_used_today
+    from tests.accounts.factories import UserFactory
+    from tests.submissions.factories import EvaluationFactory
+
+    maintainer = UserFactory(is_staff=True)
+    EvaluationFactory.create_batch(3, submission__benchmark=benchmark, requested_by=maintainer)
+    EvaluationFactory(
+        submission__benchmark=benchmark, submission__owner=maintainer, requested_by=maintainer
+    )
+
+    assert evaluations_used_today(maintainer, benchmark) == 1
+
+
+def test_an_evaluate_only_entry_cannot_be_nominated():
+    from core.exceptions import InvalidTransition
+    from submissions.enums import VerificationStatus
+    from submissions.services import set_verification_status
+    from tests.submissions.factories import SubmissionFactory
+
+    with pytest.raises(InvalidTransition, match="evaluate-only"):
+        set_verification_status(
+            SubmissionFactory(publish=False), VerificationStatus.NOMINATED, actor=None
+        )

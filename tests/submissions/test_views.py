@@ -318,7 +318,9 @@ def test_the_submit_page_needs_a_sign_in(client, benchmark):
 
 
 def test_the_submit_page_shows_the_evaluations_left_today(client, benchmark, submitter):
-    EvaluationFactory(submission__benchmark=benchmark, requested_by=submitter)
+    EvaluationFactory(
+        submission__benchmark=benchmark, submission__owner=submitter, requested_by=submitter
+    )
     content = get(client, "/b/medvidbench/submit/")
     assert "You have <strong>4</strong> of 5 evaluations left today on MedVidBench" in content
 
@@ -393,7 +395,9 @@ def test_every_problem_is_listed_in_one_round_trip(client, submitter, benchmark,
 def test_an_exhausted_quota_is_refused(
     client, submitter, benchmark, perfect_predictions, private_dir
 ):
-    EvaluationFactory.create_batch(5, submission__benchmark=benchmark, requested_by=submitter)
+    EvaluationFactory.create_batch(
+        5, submission__benchmark=benchmark, submission__owner=submitter, requested_by=submitter
+    )
     before = (Submission.objects.count(), Evaluation.objects.count())
 
     content = post(client, perfect_predictions).content.decode()
@@ -551,8 +555,9 @@ def test_my_submissions_lists_them_all_in_constant_queries(
     scored_entry(benchmark, "Someone else's", values())
     services.recompute_board(benchmark)
 
-    # The session, the user, then the submissions with their newest status and board entry.
-    with django_assert_num_queries(3):
+    # The session, the user, the submissions with their newest status and board entry, then
+    # the unread notifications.
+    with django_assert_num_queries(4):
         content = get(client, "/submissions/")
 
     rows = parse_table(content, "submissions").rows[1:]

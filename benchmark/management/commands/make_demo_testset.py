@@ -1,8 +1,10 @@
-"""`python manage.py make_demo_testset [--output DIR] [--seed N] [--force]`.
+"""`python manage.py make_demo_testset [--output DIR] [--seed N] [--force] [--frames]`.
 
 Writes the synthetic MedVidBench ground truth and three submissions (perfect, noisy, prose) for
 demos and local trials, so nobody needs the private test set to run the platform. Existing files
-are left alone unless ``--force`` is given, so running it twice is harmless.
+are left alone unless ``--force`` is given, so running it twice is harmless. ``--frames`` also
+writes ``DIR/frames/``: a tiny PNG for every frame a re-run of a model would send (the frames
+root of docs/verification.md, for PODIUM_FRAMES_DIR).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandParser
 
 from benchmark.demo_testset import DEMO_FILENAMES, write_demo_files
+from benchmark.demo_testset.frames import DEFAULT_MAX_FRAMES, write_frames
 
 
 class Command(BaseCommand):
@@ -29,6 +32,17 @@ class Command(BaseCommand):
         )
         parser.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
         parser.add_argument("--force", action="store_true", help="overwrite existing files")
+        parser.add_argument(
+            "--frames",
+            action="store_true",
+            help="also write a synthetic frames folder (DIR/frames) for re-running a model",
+        )
+        parser.add_argument(
+            "--max-frames",
+            type=int,
+            default=DEFAULT_MAX_FRAMES,
+            help=f"frames per question a re-run sends (default: {DEFAULT_MAX_FRAMES})",
+        )
 
     def handle(self, *args: object, **options: object) -> None:
         output_dir = options["output"] or Path(settings.VAR_DIR) / "demo"
@@ -40,10 +54,23 @@ class Command(BaseCommand):
                     f"{output_dir} already has {', '.join(existing)}; nothing written "
                     "(use --force to overwrite)."
                 )
-            return
-        paths = write_demo_files(output_dir, seed=options["seed"])
-        if verbosity:
-            self._report(paths, verbose=verbosity >= 2)
+        else:
+            paths = write_demo_files(output_dir, seed=options["seed"])
+            if verbosity:
+                self._report(paths, verbose=verbosity >= 2)
+        if options["frames"]:
+            self._write_frames(output_dir, options["max_frames"], verbose=bool(verbosity))
+
+    def _write_frames(self, output_dir: Path, max_frames: int, *, verbose: bool) -> None:
+        records = json.loads((output_dir / DEMO_FILENAMES["ground_truth"]).read_text("utf-8"))
+        count = write_frames(output_dir / "frames", records, max_frames=max_frames)
+        if verbose:
+            self.stdout.write(
+                self.style.SUCCESS(
+                    f"Wrote {count} frames (up to {max_frames} per question) "
+                    f"under {output_dir / 'frames'}"
+                )
+            )
 
     def _report(self, paths: dict[str, Path], *, verbose: bool) -> None:
         """One line per written file; at verbosity 2 also the test set's qa_type counts."""

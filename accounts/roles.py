@@ -1,0 +1,79 @@
+"""Roles: who may do what to other people's entries (issue 6).
+
+Two roles, both on personal accounts, so everything a person does is attributable (the audit
+trail records the actor; there is no shared maintainer login):
+
+- **Staff for everything**: a superuser holds every permission and manages users, benchmarks,
+  test sets and judge endpoints.
+- **Maintainer**: a staff user (``is_staff``, which is what lets anyone into the admin) who is a
+  member of the ``Maintainers`` group. The group holds exactly ``MAINTAINER_PERMISSIONS``: read
+  the entries, their runs, the boards, the audit trail and the judge's records; move entries
+  through verification; rerun scoring and the judge. It adds, deletes and configures nothing,
+  and cannot touch users or benchmarks. ``change_submission`` is in the set only because the
+  admin offers its actions on the change list to people who may change the model; the admin
+  keeps every provenance field read-only, so the change permission edits presentation fields
+  (links, team, authors) and nothing else.
+
+To make someone a maintainer: tick "Staff status" on their user and add them to
+``Maintainers``. A member who is not staff cannot reach the admin at all.
+
+The group is global. "Per benchmark where it matters" is not needed while one team runs every
+benchmark; when it is, the predicates below are where an object check goes (a maintainer of
+*this* benchmark), and the admin, views and API already ask them rather than the group.
+
+The group and its permissions are created by ``accounts/migrations/0003_maintainers_group.py``,
+which keeps its own frozen copy of the list (a migration must not change meaning when this
+module does). Changing the list therefore takes a new data migration; a test compares the
+group with ``MAINTAINER_PERMISSIONS``, so the two cannot drift apart silently.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+MAINTAINERS_GROUP = "Maintainers"
+
+# Permission names as `app_label.codename`, the form `User.has_perm` takes. Plain strings, so
+# this module imports no app (accounts sits below them all).
+VERIFY_SUBMISSION = "submissions.verify_submission"
+RERUN_EVALUATION = "submissions.rerun_evaluation"
+RERUN_JUDGE = "judging.rerun_judgejob"
+
+MAINTAINER_PERMISSIONS: frozenset[str] = frozenset(
+    {
+        # Read: the entries, their runs and boards, the audit trail, the judge's records.
+        "submissions.view_submission",
+        "submissions.view_evaluation",
+        "submissions.view_boardentry",
+        "core.view_auditevent",
+        "judging.view_judgejob",
+        "judging.view_judgeendpoint",
+        "judging.view_verdict",
+        # The admin's actions need it; provenance fields are read-only there (see above).
+        "submissions.change_submission",
+        # The work itself.
+        VERIFY_SUBMISSION,
+        RERUN_EVALUATION,
+        RERUN_JUDGE,
+    }
+)
+
+
+def is_maintainer(user: Any) -> bool:
+    """Whether `user` may act as a maintainer: a staff user who may verify entries (a member
+    of ``Maintainers``, or a superuser). An inactive user has no permissions at all."""
+    return bool(
+        getattr(user, "is_authenticated", False)
+        and user.is_staff
+        and user.has_perm(VERIFY_SUBMISSION)
+    )
+
+
+def can_verify_entries(user: Any) -> bool:
+    """May move entries along the verification workflow (nominate, contact, verify, ...)."""
+    return bool(getattr(user, "is_authenticated", False) and user.has_perm(VERIFY_SUBMISSION))
+
+
+def can_rerun_scoring(user: Any) -> bool:
+    """May score anyone's predictions file again, against the active test set."""
+    return bool(getattr(user, "is_authenticated", False) and user.has_perm(RERUN_EVALUATION))

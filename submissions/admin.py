@@ -1,0 +1,722 @@
+"""The maintainers' console (issue 6): every entry with its board, runs and verification state;
+bulk actions that call the services; a change page that shows the latest run (metrics at full
+precision, per-dataset values, the format report, the judge's progress) and the entry's audit
+trail.
+
+Who may do what is `accounts.roles`: a maintainer is a staff user in the Maintainers group.
+Every verification move goes through `services.set_verification_status` (which checks it and
+writes the audit row with the maintainer as actor), every rerun through its service; the
+admin writes no state itself. Provenance (the predictions file and its checksum, the owner,
+the benchmark, the computed metrics, the test set a run used) and the workflow fields are
+read-only; only the details a board shows beside the result can be corrected, through
+`maintenance.update_entry_details`.
+
+This module reads and drives the judge (`judging` sits above this app, which otherwise never
+imports it): the console shows the whole entry, step 2 included, in one place. The admin is
+loaded after every app, so the import creates no cycle, and nothing else in `submissions`
+depends on it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib import admin, messages
+from django.contrib.admin import helpers
+from django.contrib.contenttypes.models import ContentType
+from django.db.models import OuterRef, Q, QuerySet, Subquery
+from django.forms import ModelForm
+from django.http import HttpRequest, HttpResponse
+from django.template import engines
+from django.template.response import TemplateResponse
+from django.urls import reverse
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import SafeString
+
+from accounts.roles import can_rerun_scoring, can_verify_entries
+from core.exceptions import DomainError
+from core.models import AuditEvent
+from judging import services as judging_services
+from judging.models import JudgeJob
+from judging.selectors import can_rerun_judge, judge_panel
+
+from . import maintenance
+from .enums import BoardKind, EvaluationStatus, VerificationStatus
+from .maintenance import PRESENTATION_FIELDS
+from .models import Evaluation, Submission
+from .selectors import SubmissionStatus, latest_evaluation, metric_value, submission_status
+from .services import set_verification_status
+
+# "Top entries not yet verified": the default depth, and the choices offered.
+TOP_ENTRIES_DEFAULT = 10
+TOP_ENTRIES_CHOICES = (3, 10, 20)
+AUDIT_ROWS_SHOWN = 200
+
+
+# --- list filters -------------------------------------------------------------------------------
+
+
+class BoardFilter(admin.SimpleListFilter):
+    title = "board"
+    parameter_name = "board"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return [*BoardKind.choices, ("none", "Not on a board")]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
+        if self.value() in BoardKind.values:
+            return queryset.filter(board_entry__board=self.value())
+        if self.value() == "none":
+            return queryset.filter(board_entry__isnull=True)
+        return queryset
+
+
+class LatestRunFilter(admin.SimpleListFilter):
+    """By the state of the entry's newest run (the `latest_status` annotation)."""
+
+    title = "latest run"
+    parameter_name = "run"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return [*EvaluationStatus.choices, ("none", "No run")]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
+        if self.value() in EvaluationStatus.values:
+            return queryset.filter(latest_status=self.value())
+        if self.value() == "none":
+            return queryset.filter(latest_status__isnull=True)
+        return queryset
+
+
+class TopUnverifiedFilter(admin.SimpleListFilter):
+    """The candidates for nomination (spec 8: "Top performers will be contacted"): published
+    entries on the Community board ranked in the top N, whatever step they are at."""
+
+    title = "top entries not yet verified"
+    parameter_name = "top"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return [(str(depth), f"Top {depth}") for depth in TOP_ENTRIES_CHOICES]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
+        if self.value() is None:
+            return queryset
+        try:
+            depth = int(self.value())
+        except ValueError:
+            depth = TOP_ENTRIES_DEFAULT
+        return queryset.filter(
+            publish=True, board_entry__board=BoardKind.COMMUNITY, board_entry__rank__lte=depth
+        )
+
+
+# --- forms --------------------------------------------------------------------------------------
+
+
+class MaintainerActionForm(helpers.ActionForm):
+    """The action bar, with a note that goes into the audit row of each move."""
+
+    note = forms.CharField(
+        label="Note:",
+        required=False,
+        max_length=500,
+        widget=forms.TextInput(attrs={"placeholder": "for the audit trail (optional)"}),
+    )
+
+
+class ReasonForm(forms.Form):
+    reason = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 4, "cols": 80}),
+        help_text="The authors are shown this.",
+    )
+    note = forms.CharField(
+        required=False,
+        max_length=500,
+        help_text="For the audit trail only (optional).",
+        widget=forms.TextInput(attrs={"size": 80}),
+    )
+
+
+# The intermediate page of reject and withdraw (the admin's confirmation-page pattern). Inline
+# rather than a template file, as it is this module's only page.
+REASON_PAGE = engines["django"].from_string(
+    """{% extends "admin/base_site.html" %}{% load l10n admin_urls %}
+{% block breadcrumbs %}<ol class="breadcrumbs">
+<li><a href="{% url 'admin:index' %}">Home</a></li>
+<li><a href="{% url 'admin:app_list' app_label=opts.app_label %}">{{ opts.app_config.verbose_name }}</a></li>
+<li><a href="{% url opts|admin_urlname:'changelist' %}">{{ opts.verbose_name_plural|capfirst }}</a></li>
+<li aria-current="page">{{ title }}</li></ol>{% endblock %}
+{% block content %}
+<p>{{ explanation }}</p>
+<ul class="reason-entries">{% for submission in queryset %}
+<li>{{ submission.model_name }} ({{ submission.benchmark.slug }}): {{ submission.get_verification_status_display }}</li>
+{% endfor %}</ul>
+<form method="post">{% csrf_token %}
+{{ form.as_div }}
+{% for submission in queryset %}<input type="hidden" name="{{ action_checkbox_name }}" value="{{ submission.pk|unlocalize }}">{% endfor %}
+<input type="hidden" name="action" value="{{ action }}">
+<input type="hidden" name="apply" value="yes">
+<div class="submit-row"><input type="submit" class="default" value="{{ title }}">
+<a href="{% url opts|admin_urlname:'changelist' %}" class="button cancel-link">Cancel</a></div>
+</form>
+{% endblock %}"""
+)
+
+
+# --- the submission admin -----------------------------------------------------------------------
+
+
+@admin.register(Submission)
+class SubmissionAdmin(admin.ModelAdmin):
+    list_display = [
+        "model_name",
+        "benchmark",
+        "owner",
+        "board",
+        "latest_run",
+        "verification_status",
+        "standing",
+        "created_at",
+    ]
+    list_filter = [
+        "benchmark",
+        "verification_status",
+        BoardFilter,
+        LatestRunFilter,
+        "is_challenge_entry",
+        TopUnverifiedFilter,
+    ]
+    list_select_related = ["benchmark", "owner", "board_entry"]
+    search_fields = [
+        "model_name",
+        "team_name",
+        "institution",
+        "owner__username",
+        "owner__email",
+        "contact_email",
+    ]
+    date_hierarchy = "created_at"
+    action_form = MaintainerActionForm
+    actions = [
+        "nominate",
+        "record_contact",
+        "grant_access",
+        "verify",
+        "reject",
+        "withdraw",
+        "rerun_scoring",
+        "rerun_judge",
+    ]
+    fieldsets = [
+        (
+            "Entry",
+            {
+                "fields": [
+                    "model_name",
+                    "benchmark",
+                    "owner",
+                    "source",
+                    "contact_email",
+                    "publish",
+                    "is_baseline",
+                    "is_challenge_entry",
+                    "created_at",
+                ]
+            },
+        ),
+        ("Shown on the board", {"fields": list(PRESENTATION_FIELDS)}),
+        (
+            "Predictions",
+            {"fields": ["predictions_file", "predictions_sha256", "predictions_size"]},
+        ),
+        (
+            "Verification",
+            {
+                "fields": [
+                    "verification_status",
+                    "verification_changed_at",
+                    "verified_at",
+                    "verified_by",
+                    "verification_reason",
+                    "board_standing",
+                ],
+                "description": "Changed only with the actions on the list of entries.",
+            },
+        ),
+        (
+            "Latest run",
+            {
+                "fields": [
+                    "run_summary",
+                    "metrics_table",
+                    "per_dataset_table",
+                    "format_report",
+                    "judge_progress",
+                ]
+            },
+        ),
+        ("Audit trail", {"fields": ["audit_trail"]}),
+    ]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Submission | None = None) -> list[str]:
+        """Everything but the presentation details."""
+        shown = [field for _, options in self.fieldsets for field in options["fields"]]
+        return [field for field in shown if field not in PRESENTATION_FIELDS]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Submission]:
+        newest_run = Evaluation.objects.filter(submission=OuterRef("pk")).order_by(
+            "-created_at", "-id"
+        )
+        return (
+            super()
+            .get_queryset(request)
+            .annotate(latest_status=Subquery(newest_run.values("status")[:1]))
+        )
+
+    # --- who may do what -------------------------------------------------------------------
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        # Entries are created by an upload or an import (create_submission,
+        # import_published_result), never typed in.
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Submission | None = None) -> bool:
+        # Not even for superusers: deleting an entry destroys its provenance (runs, judge jobs,
+        # whose admins refuse deletion too, so the admin could not cascade anyway). An entry
+        # that must go is rejected or withdrawn, with a reason.
+        return False
+
+    def has_verify_permission(self, request: HttpRequest) -> bool:
+        return can_verify_entries(request.user)
+
+    def has_rerun_scoring_permission(self, request: HttpRequest) -> bool:
+        return can_rerun_scoring(request.user)
+
+    def has_rerun_judge_permission(self, request: HttpRequest) -> bool:
+        return can_rerun_judge(request.user)
+
+    def save_model(
+        self, request: HttpRequest, obj: Submission, form: ModelForm, change: bool
+    ) -> None:
+        changes = {
+            field: form.cleaned_data[field]
+            for field in form.changed_data
+            if field in PRESENTATION_FIELDS
+        }
+        maintenance.update_entry_details(obj, actor=request.user, **changes)
+
+    # --- list columns ----------------------------------------------------------------------
+
+    @admin.display(description="Board", ordering="board_entry__board")
+    def board(self, submission: Submission) -> str:
+        entry = getattr(submission, "board_entry", None)
+        if entry is None:
+            return "—" if submission.publish else "— (evaluate only)"
+        return BoardKind(entry.board).label
+
+    @admin.display(description="Latest run", ordering="latest_status")
+    def latest_run(self, submission: Submission) -> str:
+        status = getattr(submission, "latest_status", None)
+        return EvaluationStatus(status).label if status else "—"
+
+    @admin.display(description="Standing", ordering="board_entry__rank")
+    def standing(self, submission: Submission) -> str:
+        entry = getattr(submission, "board_entry", None)
+        if entry is None:
+            return "—"
+        return f"#{entry.rank} (mean rank {entry.mean_rank:.2f}, {entry.wins} wins)"
+
+    # --- the change page's read-only sections ----------------------------------------------
+
+    def _status(self, submission: Submission) -> SubmissionStatus:
+        """The status page's reading of the entry (its newest run, per-dataset values and
+        format report), computed once per page: each section below asks for it."""
+        cached = getattr(submission, "_admin_status", None)
+        if cached is None:
+            cached = submission_status(submission, viewer=None)
+            submission._admin_status = cached
+        return cached
+
+    @admin.display(description="Board")
+    def board_standing(self, submission: Submission) -> str:
+        entry = self._status(submission).board_entry
+        if entry is None:
+            return "Not on a board" if submission.publish else "Evaluate only: never on a board"
+        return (
+            f"{BoardKind(entry.board).label} board, #{entry.rank} "
+            f"(mean rank {entry.mean_rank!r}, {entry.wins} wins)"
+        )
+
+    @admin.display(description="Run")
+    def run_summary(self, submission: Submission) -> str:
+        evaluation = self._status(submission).evaluation
+        if evaluation is None:
+            return "No run."
+        test_set = (
+            f"test set v{evaluation.test_set.version}"
+            if evaluation.test_set_id
+            else "no test set (imported result)"
+        )
+        summary = format_html(
+            "Run {}: <strong>{}</strong>, {}, scorer {}, requested by {}, created {}.",
+            evaluation.pk,
+            evaluation.state.label,
+            test_set,
+            evaluation.scorer_version or "—",
+            evaluation.requested_by or "—",
+            evaluation.created_at.strftime("%Y-%m-%d %H:%M UTC"),
+        )
+        if evaluation.state == EvaluationStatus.FAILED:
+            summary += format_html(
+                " Failed ({}): {}", evaluation.error_code, evaluation.error_message
+            )
+        return summary
+
+    @admin.display(description="Metrics (full precision)")
+    def metrics_table(self, submission: Submission) -> str:
+        evaluation = self._status(submission).evaluation
+        if evaluation is None or not evaluation.state.has_scores:
+            return "No scores yet."
+        counts = (evaluation.result or {}).get("counts") or {}
+        rows = []
+        for metric in submission.benchmark.metrics.all():
+            count = counts.get(metric.key) or {}
+            scored = f"{count.get('scored')}/{count.get('total')}" if "total" in count else ""
+            rows.append(
+                (metric.key, metric.label, _full(evaluation.metrics.get(metric.key)), scored)
+            )
+        return _table(["Metric", "", "Value", "Scored"], rows)
+
+    @admin.display(description="Per dataset")
+    def per_dataset_table(self, submission: Submission) -> str:
+        evaluation = self._status(submission).evaluation
+        per_dataset = ((evaluation.result or {}).get("per_dataset") or {}) if evaluation else {}
+        metrics = list(submission.benchmark.metrics.values_list("key", flat=True))
+        shown = [key for key in metrics if per_dataset.get(key)]
+        if not shown:
+            return "None."
+        datasets = sorted({name for key in shown for name in per_dataset[key]})
+        rows = [
+            (dataset, *(_full(per_dataset[key].get(dataset)) for key in shown))
+            for dataset in datasets
+        ]
+        return _table(["Dataset", *shown], rows)
+
+    @admin.display(description="Format report")
+    def format_report(self, submission: Submission) -> str:
+        formats = self._status(submission).formats
+        if not formats:
+            return "None."
+        rows = []
+        for task in formats:
+            examples = format_html_join(
+                "",
+                "<li>row {} ({}): <code>{}</code></li>",
+                ((e.row, e.sample_id, e.prediction) for e in task.examples),
+            )
+            percent = "—" if task.percent is None else f"{task.percent:.1f}%"
+            rows.append(
+                (
+                    task.task,
+                    f"{task.parsed}/{task.total}",
+                    percent,
+                    format_html("<ul>{}</ul>", examples) if task.examples else "",
+                )
+            )
+        return _table(["Task", "Parsed", "", "Unparsed answers (the submitter's own)"], rows)
+
+    @admin.display(description="LLM judge")
+    def judge_progress(self, submission: Submission) -> str:
+        evaluation = self._status(submission).evaluation
+        panel = judge_panel(evaluation, None)
+        if panel is None or not panel.shown:
+            return "No judge step for this run."
+        text = {
+            "unavailable": "Waiting; the judge cannot run: {reason}",
+            "can_start": "Waiting for the judge to be started.",
+            "waiting": "Waiting for the judge to be started.",
+            "running": "Running: {progress}.",
+            "failed": "The last job failed: {message}",
+            "done": "Done: {progress}.",
+        }[panel.state]
+        progress = panel.progress
+        summary = text.format(
+            reason=panel.reason,
+            message=panel.message,
+            progress=f"{progress.summary} ({progress.percent}%)" if progress else "no job",
+        )
+        job = evaluation.judge_jobs.order_by("-created_at", "-id").first()
+        if job is None:
+            return summary
+        url = reverse("admin:judging_judgejob_change", args=[job.pk])
+        return format_html('{} <a href="{}">Judge job {}</a>', summary, url, job.pk)
+
+    @admin.display(description="Audit trail")
+    def audit_trail(self, submission: Submission) -> str:
+        events = list(entry_audit_trail(submission)[:AUDIT_ROWS_SHOWN])
+        if not events:
+            return "Nothing recorded."
+        rows = [
+            (
+                event.created_at.strftime("%Y-%m-%d %H:%M:%S UTC"),
+                event.actor or "system",
+                event.action,
+                event.target_repr,
+                _from_to(event.data),
+                _details(event.data),
+            )
+            for event in events
+        ]
+        return _table(["When", "Who", "Action", "On", "From → to", "Note, reason, details"], rows)
+
+    # --- actions -----------------------------------------------------------------------------
+
+    @admin.action(description="Nominate for the Official board", permissions=["verify"])
+    def nominate(self, request: HttpRequest, queryset: QuerySet[Submission]) -> None:
+        self._move(request, queryset, VerificationStatus.NOMINATED, note=_note(request))
+
+    @admin.action(description="Record that the authors were contacted", permissions=["verify"])
+    def record_contact(self, request: HttpRequest, queryset: QuerySet[Submission]) -> None:
+        self._move(request, queryset, VerificationStatus.CONTACTED, note=_note(request))
+
+    @admin.action(description="Record that model access was granted", permissions=["verify"])
+    def grant_access(self, request: HttpRequest, queryset: QuerySet[Submission]) -> None:
+        self._move(request, queryset, VerificationStatus.ACCESS_GRANTED, note=_note(request))
+
+    @admin.action(description="Verify (put on the Official board)", permissions=["verify"])
+    def verify(self, request: HttpRequest, queryset: QuerySet[Submission]) -> None:
+        self._move(request, queryset, VerificationStatus.VERIFIED, note=_note(request))
+
+    @admin.action(description="Reject, with a reason…", permissions=["verify"])
+    def reject(self, request: HttpRequest, queryset: QuerySet[Submission]) -> HttpResponse | None:
+        return self._move_with_reason(
+            request,
+            queryset,
+            VerificationStatus.REJECTED,
+            action="reject",
+            title="Reject entries",
+            explanation="Reject these entries: they stay on (or return to) the Community board.",
+        )
+
+    @admin.action(
+        description="Withdraw from the Official board, with a reason…", permissions=["verify"]
+    )
+    def withdraw(self, request: HttpRequest, queryset: QuerySet[Submission]) -> HttpResponse | None:
+        return self._move_with_reason(
+            request,
+            queryset,
+            VerificationStatus.WITHDRAWN,
+            action="withdraw",
+            title="Withdraw entries",
+            explanation="Withdraw these verified entries: they move to the Community board.",
+        )
+
+    @admin.action(
+        description="Rerun scoring (against the active test set)", permissions=["rerun_scoring"]
+    )
+    def rerun_scoring(self, request: HttpRequest, queryset: QuerySet[Submission]) -> None:
+        done, refused = [], []
+        for submission in queryset:
+            try:
+                evaluation = maintenance.rerun_scoring(
+                    submission, actor=request.user, note=_note(request)
+                )
+            except DomainError as error:
+                refused.append(f"{submission.model_name}: {error}")
+            else:
+                done.append(f"{submission.model_name} (run {evaluation.pk})")
+        self._report(request, "Scoring queued again: {}.", done, refused)
+
+    @admin.action(description="Rerun the LLM judge", permissions=["rerun_judge"])
+    def rerun_judge(self, request: HttpRequest, queryset: QuerySet[Submission]) -> None:
+        done, refused = [], []
+        for submission in queryset:
+            evaluation = latest_evaluation(submission)
+            if evaluation is None:
+                refused.append(f"{submission.model_name}: it has no run")
+                continue
+            try:
+                job = judging_services.rerun_judge(evaluation, actor=request.user)
+            except DomainError as error:
+                refused.append(f"{submission.model_name}: {error}")
+            else:
+                done.append(f"{submission.model_name} (job {job.pk})")
+        self._report(request, "Judge queued: {}.", done, refused)
+
+    def _move(
+        self,
+        request: HttpRequest,
+        queryset: QuerySet[Submission],
+        new: VerificationStatus,
+        *,
+        note: str = "",
+        reason: str = "",
+    ) -> None:
+        """Move each entry through the one writer; report the moves and the refusals."""
+        done, refused = [], []
+        for submission in queryset:
+            try:
+                set_verification_status(
+                    submission, new, actor=request.user, note=note, reason=reason
+                )
+            except DomainError as error:
+                refused.append(f"{submission.model_name}: {error}")
+            else:
+                done.append(submission.model_name)
+        self._report(request, f"{new.label}: {{}}.", done, refused)
+
+    def _move_with_reason(
+        self,
+        request: HttpRequest,
+        queryset: QuerySet[Submission],
+        new: VerificationStatus,
+        *,
+        action: str,
+        title: str,
+        explanation: str,
+    ) -> HttpResponse | None:
+        """Ask for the reason the authors are shown, then move; the confirmation page posts
+        back to the change list with `apply`. None returns to the list."""
+        if "apply" in request.POST:
+            form = ReasonForm(request.POST)
+            if form.is_valid():
+                self._move(
+                    request,
+                    queryset,
+                    new,
+                    note=form.cleaned_data["note"],
+                    reason=form.cleaned_data["reason"],
+                )
+                return None
+        else:
+            form = ReasonForm(initial={"note": _note(request)})
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.model._meta,
+            "title": title,
+            "explanation": explanation,
+            "queryset": queryset.select_related("benchmark"),
+            "form": form,
+            "action": action,
+            "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
+        }
+        return TemplateResponse(request, REASON_PAGE, context)
+
+    def _report(
+        self, request: HttpRequest, success: str, done: list[str], refused: list[str]
+    ) -> None:
+        if done:
+            self.message_user(request, success.format(", ".join(done)), messages.SUCCESS)
+        if refused:
+            self.message_user(request, "Not done: " + "; ".join(refused), messages.ERROR)
+
+
+@admin.register(Evaluation)
+class EvaluationAdmin(admin.ModelAdmin):
+    """Runs, read-only: a run is a record of what was scored, against what, with what."""
+
+    list_display = [
+        "id",
+        "submission",
+        "status",
+        "test_set_version",
+        "scorer_version",
+        "created_at",
+    ]
+    list_filter = ["status", "submission__benchmark"]
+    list_select_related = ["submission__benchmark", "test_set"]
+    search_fields = ["submission__model_name"]
+    fields = [
+        "submission",
+        "status",
+        "test_set",
+        "scorer_version",
+        "requested_by",
+        "error_code",
+        "error_message",
+        "attempts",
+        "metrics",
+        "created_at",
+        "queued_at",
+        "scoring_started_at",
+        "scored_at",
+        "judging_started_at",
+        "completed_at",
+        "finished_at",
+    ]
+    readonly_fields = fields
+
+    @admin.display(description="Test set", ordering="test_set__version")
+    def test_set_version(self, evaluation: Evaluation) -> str:
+        return f"v{evaluation.test_set.version}" if evaluation.test_set_id else "—"
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Evaluation | None = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Evaluation | None = None) -> bool:
+        return False
+
+
+# --- reading and rendering helpers ----------------------------------------------------------------
+
+
+def entry_audit_trail(submission: Submission) -> QuerySet[AuditEvent]:
+    """The audit rows about an entry, its runs and their judge jobs, newest first."""
+    types = ContentType.objects.get_for_models(Submission, Evaluation, JudgeJob)
+    runs = [str(pk) for pk in submission.evaluations.values_list("pk", flat=True)]
+    jobs = [
+        str(pk)
+        for pk in JudgeJob.objects.filter(evaluation__submission=submission).values_list(
+            "pk", flat=True
+        )
+    ]
+    return AuditEvent.objects.filter(
+        Q(content_type=types[Submission], object_id=str(submission.pk))
+        | Q(content_type=types[Evaluation], object_id__in=runs)
+        | Q(content_type=types[JudgeJob], object_id__in=jobs)
+    ).select_related("actor")
+
+
+def _note(request: HttpRequest) -> str:
+    return request.POST.get("note", "").strip()
+
+
+def _full(value: Any) -> str:
+    """A metric value at full precision, or a dash."""
+    number = metric_value(value)
+    return "—" if number is None else repr(number)
+
+
+AUDIT_MOVE_KEYS = ("from", "to")
+AUDIT_TEXT_KEYS = ("note", "reason")
+
+
+def _from_to(data: dict[str, Any]) -> str:
+    if "from" in data or "to" in data:
+        return f"{data.get('from', '')} → {data.get('to', '')}"
+    return ""
+
+
+def _details(data: dict[str, Any]) -> str:
+    parts = [f"{key}: {data[key]}" for key in AUDIT_TEXT_KEYS if data.get(key)]
+    parts += [
+        f"{key}: {value}"
+        for key, value in data.items()
+        if key not in AUDIT_MOVE_KEYS + AUDIT_TEXT_KEYS and value not in (None, "")
+    ]
+    return "; ".join(parts)
+
+
+def _table(header: list[str], rows: list[tuple[Any, ...]]) -> SafeString:
+    """An escaped HTML table (cells already marked safe are kept as they are)."""
+    head = format_html_join("", "<th>{}</th>", ((cell,) for cell in header))
+    body = format_html_join(
+        "",
+        "<tr>{}</tr>",
+        ((format_html_join("", "<td>{}</td>", ((cell,) for cell in row)),) for row in rows),
+    )
+    return format_html("<table><thead><tr>{}</tr></thead><tbody>{}</tbody></table>", head, body)

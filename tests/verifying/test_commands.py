@@ -1,0 +1,49 @@
+"""`manage.py rerun` in the foreground, and `make_demo_testset --frames`."""
+
+import io
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from benchmark.scoring import load_ground_truth
+from submissions.enums import VerificationStatus
+from verifying import frames
+from verifying.enums import RerunStatus
+from verifying.models import RerunJob
+
+
+@pytest.mark.integration
+@pytest.mark.django_db
+def test_rerun_runs_in_the_foreground_and_prints_the_report(
+    access_granted, endpoint, django_capture_on_commit_callbacks
+):
+    out = io.StringIO()
+    with django_capture_on_commit_callbacks(execute=True):
+        call_command("rerun", str(access_granted.pk), stdout=out)
+
+    text = out.getvalue()
+    assert RerunJob.objects.get().state == RerunStatus.DONE
+    assert "Done in" in text
+    assert "CVS_acc          0.6667   0.6667   0.0000  within" in text
+    assert "DVC_llm         pending  pending  pending  pending" in text
+    assert "all within ±0.01" in text
+    access_granted.refresh_from_db()
+    assert access_granted.verification_status == VerificationStatus.VERIFYING
+
+
+@pytest.mark.integration
+@pytest.mark.django_db
+def test_rerun_refuses_an_entry_without_access(entry):
+    with pytest.raises(CommandError, match="Register the model's endpoint"):
+        call_command("rerun", str(entry.pk), stdout=io.StringIO())
+
+
+@pytest.mark.integration
+def test_the_demo_generator_writes_every_frame_a_rerun_sends(tmp_path):
+    call_command("make_demo_testset", output=tmp_path, frames=True, stdout=io.StringIO())
+
+    test_set = load_ground_truth(tmp_path / "ground_truth.json")
+    assert all(sample.frames for sample in test_set.samples)
+    assert frames.missing_frames(test_set.samples, tmp_path / "frames", 8) == []
+    sizes = [path.stat().st_size for path in (tmp_path / "frames").rglob("*.jpg")]
+    assert max(sizes) < 200

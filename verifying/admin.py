@@ -1,0 +1,260 @@
+"""Admin for the re-run: a maintainer registers a model's endpoint and starts a re-run from it
+(an action); a re-run is a read-only record whose page shows the discrepancy report and a
+"Verify this entry" button. Every write goes through `verifying.services`; all of it needs
+`submissions.verify_submission`. An API key is never shown, only whether its environment
+variable is set.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import transaction
+from django.db.models import QuerySet
+from django.forms import ModelForm
+from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed, HttpResponseRedirect
+from django.shortcuts import get_object_or_404
+from django.urls import path, reverse
+from django.utils.html import format_html
+
+from core import audit
+from core.exceptions import DomainError
+from submissions.enums import VerificationStatus
+
+from .enums import RerunStatus
+from .models import ModelEndpoint, RerunJob
+from .services import cancel_rerun, register_endpoint, start_rerun, verify_from_report
+
+VERIFY_PERMISSION = "submissions.verify_submission"
+ENDPOINT_FIELDS = [
+    "base_url",
+    "model",
+    "api_key_env",
+    "concurrency",
+    "max_attempts",
+    "timeout_seconds",
+]
+
+
+def may_verify(request: HttpRequest) -> bool:
+    return request.user.is_active and request.user.has_perm(VERIFY_PERMISSION)
+
+
+class MaintainersOnly:
+    """Every permission of these pages is the maintainers' verification permission."""
+
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        return may_verify(request)
+
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return may_verify(request)
+
+
+class ModelEndpointForm(forms.ModelForm):
+    class Meta:
+        model = ModelEndpoint
+        fields = ["submission", *ENDPOINT_FIELDS]
+
+    def validate_constraints(self) -> None:
+        # A new endpoint replaces the entry's active one in the same transaction
+        # (`register_endpoint`), so "one active per entry" holds after the save.
+        exclude = self._get_validation_exclusions() | {"is_active"}
+        try:
+            self.instance.validate_constraints(exclude=exclude)
+        except ValidationError as error:
+            self._update_errors(error)
+
+
+@admin.register(ModelEndpoint)
+class ModelEndpointAdmin(MaintainersOnly, admin.ModelAdmin):
+    form = ModelEndpointForm
+    list_display = ["submission", "model", "base_url", "is_active", "api_key_status", "created_at"]
+    list_filter = ["is_active", "submission__benchmark"]
+    list_select_related = ["submission"]
+    search_fields = ["submission__model_name", "model", "base_url"]
+    raw_id_fields = ["submission"]
+    actions = ["start_rerun_action"]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
+        fixed = ["api_key_status", "is_active", "created_by", "created_at"]
+        return [*fixed, "submission"] if obj is not None else fixed
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return may_verify(request)
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return may_verify(request)
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False  # jobs keep their endpoint; a new one replaces it as the active one
+
+    @admin.display(description="API key")
+    def api_key_status(self, endpoint: ModelEndpoint) -> str:
+        """Whether the key's environment variable is set; never the key itself."""
+        if not endpoint.api_key_env:
+            return "not needed"
+        if endpoint.missing_key:
+            return f"missing: {endpoint.api_key_env} is not set"
+        return f"set ({endpoint.api_key_env})"
+
+    def save_model(
+        self, request: HttpRequest, obj: ModelEndpoint, form: ModelForm, change: bool
+    ) -> None:
+        if not change:
+            endpoint = register_endpoint(
+                obj.submission,
+                actor=request.user,
+                **{name: form.cleaned_data[name] for name in ENDPOINT_FIELDS},
+            )
+            obj.pk = endpoint.pk
+            return
+        # Correcting an endpoint's settings: the one write the admin does itself, audited.
+        with transaction.atomic():
+            obj.save()
+            audit.record(
+                "verifying.endpoint.updated",
+                actor=request.user,
+                target=obj,
+                base_url=obj.base_url,
+                model=obj.model,
+            )
+
+    @admin.action(description="Start a re-run with this endpoint")
+    def start_rerun_action(self, request: HttpRequest, queryset: QuerySet[ModelEndpoint]) -> None:
+        for endpoint in queryset.select_related("submission"):
+            try:
+                job = start_rerun(endpoint.submission, endpoint, actor=request.user)
+            except DomainError as error:
+                self.message_user(request, f"{endpoint.submission}: {error}", messages.ERROR)
+                continue
+            self.message_user(
+                request,
+                f"Re-run {job.pk} of {endpoint.submission} queued: {job.items_total} questions.",
+                messages.SUCCESS,
+            )
+
+
+@admin.register(RerunJob)
+class RerunJobAdmin(MaintainersOnly, admin.ModelAdmin):
+    change_form_template = "admin/verifying/rerunjob/change_form.html"
+    list_display = [
+        "id",
+        "submission",
+        "status",
+        "progress",
+        "calls",
+        "within_tolerance",
+        "created_at",
+        "heartbeat_at",
+    ]
+    list_filter = ["status", "submission__benchmark"]
+    list_select_related = ["submission", "endpoint"]
+    search_fields = ["submission__model_name", "endpoint__model"]
+    fields = [
+        "submission_link",
+        "endpoint",
+        "test_set",
+        "requested_by",
+        "status",
+        "message",
+        "progress",
+        "max_frames",
+        "calls",
+        "prompt_tokens",
+        "completion_tokens",
+        "metrics",
+        "runs",
+        "worker",
+        "created_at",
+        "started_at",
+        "heartbeat_at",
+        "finished_at",
+    ]
+    readonly_fields = fields
+    actions = ["cancel"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    @admin.display(description="Entry")
+    def submission_link(self, job: RerunJob) -> str:
+        url = reverse("submissions:detail", args=[job.submission_id])
+        return format_html('<a href="{}">{}</a>', url, job.submission)
+
+    @admin.display(description="Progress")
+    def progress(self, job: RerunJob) -> str:
+        """Items finished (answered + failed) of all the job's items."""
+        return f"{job.items_done}+{job.items_failed}/{job.items_total} ({job.percent}%)"
+
+    @admin.display(description="Within tolerance", boolean=True)
+    def within_tolerance(self, job: RerunJob) -> bool | None:
+        return job.report.get("all_within") if job.report else None
+
+    @admin.action(description="Cancel the selected re-runs")
+    def cancel(self, request: HttpRequest, queryset: QuerySet[RerunJob]) -> None:
+        for job in queryset:
+            cancel_rerun(job, actor=request.user)
+        self.message_user(request, f"{queryset.count()} re-runs cancelled.", messages.SUCCESS)
+
+    def get_urls(self) -> list:
+        own = [
+            path(
+                "<int:job_id>/verify/",
+                self.admin_site.admin_view(self.verify_view),
+                name="verifying_rerunjob_verify",
+            )
+        ]
+        return own + super().get_urls()
+
+    def change_view(
+        self,
+        request: HttpRequest,
+        object_id: str,
+        form_url: str = "",
+        extra_context: dict[str, Any] | None = None,
+    ) -> HttpResponse:
+        job = self.get_object(request, object_id)
+        context = dict(extra_context or {})
+        if job is not None:
+            context["report"] = job.report
+            context["can_verify"] = (
+                may_verify(request)
+                and job.state == RerunStatus.DONE
+                and job.submission.verification_status == VerificationStatus.VERIFYING
+            )
+            context["verify_url"] = reverse("admin:verifying_rerunjob_verify", args=[job.pk])
+        return super().change_view(request, object_id, form_url, extra_context=context)
+
+    def verify_view(self, request: HttpRequest, job_id: int) -> HttpResponse:
+        """POST: verify the entry from this re-run's report (`verify_from_report`)."""
+        if not may_verify(request):
+            raise PermissionDenied
+        job = get_object_or_404(RerunJob, pk=job_id)
+        back = reverse("admin:verifying_rerunjob_change", args=[job.pk])
+        if request.method != "POST":
+            return HttpResponseNotAllowed(["POST"])
+        try:
+            verify_from_report(
+                job,
+                actor=request.user,
+                force=request.POST.get("force") == "on",
+                note=request.POST.get("note", ""),
+            )
+        except DomainError as error:
+            self.message_user(request, str(error), messages.ERROR)
+        else:
+            self.message_user(
+                request,
+                f"{job.submission} is verified: it is on the Official board.",
+                messages.SUCCESS,
+            )
+        return HttpResponseRedirect(back)

@@ -1,0 +1,212 @@
+"""Asking a model many questions with bounded concurrency, retries and backoff, as the judge
+does (`judging.client`): the same `ChatClient` transport with the openai library's own retries
+off, the same `Backoff`, the same split of failures into `TransientError` (retried) and
+`EndpointError` (stops the run). No Django here.
+
+What differs from the judge: a question is a vision message (frames as image parts, then the
+text), and any text is an acceptable answer; an item whose attempts all fail is handed over
+with `answer=None` and becomes an empty prediction.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
+from typing import Any
+
+import openai
+
+from judging.client import (
+    RETRYABLE_STATUS,
+    Backoff,
+    ChatClient,
+    EndpointError,
+    Reply,
+    TransientError,
+    retry_after_seconds,
+)
+
+# A question's message content, built only when it is about to be sent (frames are read then).
+Content = list[dict[str, Any]]
+
+
+class ModelClient(ChatClient):
+    """`ChatClient` with the model's message: one user message whose content is a list of
+    parts (OpenAI's vision format)."""
+
+    def ask(self, content: Content) -> Reply:
+        started = time.monotonic()
+        try:
+            response = self._client.chat.completions.create(
+                model=self.config.model,
+                messages=[{"role": "user", "content": content}],
+                temperature=self.config.temperature,
+            )
+        except openai.APITimeoutError:
+            raise TransientError(f"no answer within {self.config.timeout_seconds:g} s") from None
+        except openai.APIConnectionError as error:
+            raise TransientError(f"connection failed: {error}") from None
+        except openai.APIStatusError as error:
+            raise classify(error) from None
+        usage = getattr(response, "usage", None)
+        choices = getattr(response, "choices", None) or []
+        return Reply(
+            text=choices[0].message.content if choices else None,
+            prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
+            completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
+            latency_ms=round((time.monotonic() - started) * 1000),
+        )
+
+
+def classify(error: openai.APIStatusError) -> Exception:
+    status = error.status_code
+    detail = f"HTTP {status}"
+    message = getattr(error, "message", "") or ""
+    if message:
+        detail += f": {message[:200]}"
+    if status in RETRYABLE_STATUS or status >= 500:
+        return TransientError(detail, retry_after=retry_after_seconds(error.response.headers))
+    hint = {
+        401: " (check the API key named in the model endpoint)",
+        403: " (the key may lack access to this model)",
+        404: " (check the base URL and the model name)",
+    }.get(status, "")
+    return EndpointError(f"the model endpoint refused the request: {detail}{hint}")
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """What became of one question: the answer (None once every attempt failed), attempts and
+    HTTP calls, tokens spent over all of them, the last error."""
+
+    key: int
+    answer: str | None
+    attempts: int
+    calls: int
+    prompt_tokens: int
+    completion_tokens: int
+    error: str
+
+
+def answer_one(
+    key: int,
+    content: Content,
+    *,
+    client: ModelClient,
+    max_attempts: int,
+    backoff: Backoff,
+    stop: threading.Event | None = None,
+) -> Answer:
+    """Ask until an answer arrives or the attempts run out. A reply without text counts as a
+    failed attempt. `EndpointError` propagates."""
+    calls = prompt_tokens = completion_tokens = 0
+    error = ""
+    for attempt in range(1, max_attempts + 1):
+        retry_after = None
+        try:
+            calls += 1
+            reply = client.ask(content)
+        except TransientError as failure:
+            error, retry_after = str(failure), failure.retry_after
+        else:
+            prompt_tokens += reply.prompt_tokens
+            completion_tokens += reply.completion_tokens
+            if reply.text is not None:
+                return Answer(key, reply.text, attempt, calls, prompt_tokens, completion_tokens, "")
+            error = "the reply held no message text"
+        if attempt < max_attempts:
+            delay = backoff.delay(attempt, retry_after)
+            if stop is not None:
+                if stop.wait(delay):
+                    break
+            else:
+                time.sleep(delay)
+    return Answer(key, None, calls, calls, prompt_tokens, completion_tokens, error)
+
+
+def answer_many(
+    pending: Iterable[tuple[int, Callable[[], Content]]],
+    *,
+    client: ModelClient,
+    on_answers: Callable[[list[Answer]], None],
+    concurrency: int,
+    max_attempts: int,
+    batch: int = 1,
+    batch_seconds: float = 0.1,
+    backoff: Backoff | None = None,
+    should_stop: Callable[[], bool] = lambda: False,
+    tick: Callable[[], None] = lambda: None,
+    tick_seconds: float = 1.0,
+) -> bool:
+    """Ask `(key, build_content)` questions with at most `concurrency` in flight (content is
+    built, i.e. frames read, only when a question starts). Same contract as
+    `judging.client.judge_many`: answers are handed to `on_answers` in the calling thread, in
+    batches; answers waiting in a batch count against `concurrency`, so a crash repeats at most
+    that many questions; `tick` runs at least every `tick_seconds`; once `should_stop()` is
+    true no new question starts. Returns True when every question was handed over.
+    `EndpointError` stops the run: questions in flight finish first, then it is raised."""
+    backoff = backoff or Backoff()
+    stop = threading.Event()
+    items: Iterator[tuple[int, Callable[[], Content]]] = iter(pending)
+    in_flight: set[Future[Answer]] = set()
+    finished: list[Answer] = []
+    oldest = 0.0
+    exhausted = False
+    fatal: EndpointError | None = None
+
+    def hand_over() -> None:
+        nonlocal finished
+        if finished:
+            ready, finished = finished, []
+            on_answers(ready)
+
+    def ask(key: int, build: Callable[[], Content]) -> Answer:
+        return answer_one(
+            key, build(), client=client, max_attempts=max_attempts, backoff=backoff, stop=stop
+        )
+
+    with ThreadPoolExecutor(max_workers=max(1, concurrency), thread_name_prefix="rerun") as pool:
+        while True:
+            if fatal is None and not stop.is_set() and should_stop():
+                stop.set()
+            while (
+                not exhausted and not stop.is_set() and len(in_flight) + len(finished) < concurrency
+            ):
+                try:
+                    key, build = next(items)
+                except StopIteration:
+                    exhausted = True
+                    break
+                in_flight.add(pool.submit(ask, key, build))
+            if not in_flight:
+                hand_over()
+                break
+            timeout = tick_seconds
+            if finished:
+                timeout = max(0.0, min(timeout, oldest + batch_seconds - time.monotonic()))
+            done, in_flight = wait(in_flight, timeout=timeout, return_when=FIRST_COMPLETED)
+            for future in done:
+                try:
+                    outcome = future.result()
+                except EndpointError as error:
+                    fatal = fatal or error
+                    stop.set()
+                    continue
+                if stop.is_set() and outcome.answer is None and fatal is None:
+                    continue  # cut short by a stop, not failed: it stays pending
+                if not finished:
+                    oldest = time.monotonic()
+                finished.append(outcome)
+            if finished and (
+                len(finished) >= batch
+                or time.monotonic() - oldest >= batch_seconds
+                or not in_flight
+            ):
+                hand_over()
+            tick()
+    if fatal is not None:
+        raise fatal
+    return exhausted and not stop.is_set()

@@ -1,0 +1,756 @@
+"""Verifying an entry by re-running its model: registering the model's endpoint, starting a
+re-run, running it (in a worker or in the foreground), scoring and judging its answers, the
+discrepancy report, and verifying from it.
+
+A re-run's life mirrors a judge job's (`judging.services`): `start_rerun` builds one item per
+test sample and moves the entry from `access_granted` to `verifying`; `run_job` claims the job,
+checks that every frame it will send exists, sends the questions with bounded concurrency and
+stores each answer as it arrives; a worker runs for a time slice and queues the job again, and
+`reap_stale_reruns` hands out again (or fails) a job whose worker stopped beating. When no item
+is pending, `finish_job` writes the predictions file, scores it, judges its captions when the
+benchmark has a judge endpoint, and stores the metrics and the discrepancy report. A failed or
+cancelled job hands the entry back to `access_granted`. `verify_from_report` is the one click
+from a report to the Official board.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Count, Q, Sum
+from django.utils import timezone
+
+from benchmark import scoring
+from benchmark.scoring.ground_truth import Sample
+from benchmark.scoring.judge import JudgeOutcome, RubricError, aggregate, build_items, with_judge
+from benchmark.selectors import load_scoring_testset
+from core import audit
+from core.exceptions import DomainError, InvalidTransition
+from judging.client import Backoff, ChatClient, EndpointError, Outcome, judge_many
+from judging.models import Verdict
+from judging.services import active_endpoint as active_judge_endpoint
+from judging.services import judge_unavailable_reason, worker_id
+from submissions.enums import VerificationStatus
+from submissions.models import Submission
+from submissions.selectors import newest_scored_run
+from submissions.services import set_verification_status
+
+from . import frames
+from .enums import ACTIVE_RERUN_STATES, ItemState, RerunStatus
+from .models import ModelEndpoint, RerunItem, RerunJob
+from .runner import Answer, Content, ModelClient, answer_many
+
+logger = logging.getLogger(__name__)
+
+BULK_BATCH = 1000
+MISSING_FRAMES_SHOWN = 5
+
+
+# --- settings (the judge's, unless a re-run's own is set) -------------------------------------
+
+
+def _setting(name: str, judge_name: str, default: Any) -> Any:
+    return getattr(settings, name, getattr(settings, judge_name, default))
+
+
+def heartbeat_seconds() -> float:
+    return _setting("PODIUM_RERUN_HEARTBEAT_SECONDS", "PODIUM_JUDGE_HEARTBEAT_SECONDS", 5.0)
+
+
+def stale_after() -> timedelta:
+    """A running job whose heartbeat is older than this has lost its worker."""
+    return timedelta(
+        seconds=_setting("PODIUM_RERUN_STALE_SECONDS", "PODIUM_JUDGE_STALE_SECONDS", 60.0)
+    )
+
+
+def max_runs() -> int:
+    return _setting("PODIUM_RERUN_MAX_RUNS", "PODIUM_JUDGE_MAX_RUNS", 20)
+
+
+def backoff() -> Backoff:
+    return Backoff(
+        base=_setting("PODIUM_RERUN_BACKOFF_SECONDS", "PODIUM_JUDGE_BACKOFF_SECONDS", 1.0)
+    )
+
+
+def frames_root() -> Path:
+    return Path(settings.PODIUM_FRAMES_DIR)
+
+
+# --- endpoints ---------------------------------------------------------------------------------
+
+
+def active_endpoint(submission: Submission) -> ModelEndpoint | None:
+    return submission.model_endpoints.filter(is_active=True).first()
+
+
+def register_endpoint(
+    submission: Submission, *, actor: Any, base_url: str, model: str, **fields: Any
+) -> ModelEndpoint:
+    """Register the model's endpoint for an entry and make it the active one (an earlier one
+    stays for the jobs that used it). `fields`: api_key_env, concurrency, max_attempts,
+    timeout_seconds. Validates the row (`ValidationError`); writes an audit row."""
+    with transaction.atomic():
+        ModelEndpoint.objects.filter(submission=submission, is_active=True).update(is_active=False)
+        endpoint = ModelEndpoint(
+            submission=submission,
+            base_url=base_url,
+            model=model,
+            created_by=actor if getattr(actor, "is_authenticated", False) else None,
+            **fields,
+        )
+        endpoint.full_clean()
+        endpoint.save()
+        audit.record(
+            "verifying.endpoint.created",
+            actor=actor,
+            target=endpoint,
+            submission=submission.pk,
+            base_url=endpoint.base_url,
+            model=endpoint.model,
+        )
+    return endpoint
+
+
+# --- starting a re-run -------------------------------------------------------------------------
+
+
+def active_job(submission: Submission) -> RerunJob | None:
+    return submission.reruns.filter(status__in=ACTIVE_RERUN_STATES).first()
+
+
+def start_rerun(
+    submission: Submission,
+    endpoint: ModelEndpoint | None = None,
+    *,
+    actor: Any,
+    enqueue: bool = True,
+) -> RerunJob:
+    """Create a re-run of the entry's model on the test set its self-reported result was scored
+    against, one item per test sample, and queue it (on commit). The entry moves from
+    `access_granted` to `verifying`. Refused (`InvalidTransition`, `DomainError`) unless the
+    entry's authors granted access, the endpoint is the entry's and has its key, and the entry
+    has a scored run to compare with. Returns the job."""
+    endpoint = endpoint or active_endpoint(submission)
+    if endpoint is None:
+        raise DomainError("Register the model's endpoint before starting a re-run.")
+    if endpoint.submission_id != submission.pk:
+        raise DomainError("That endpoint belongs to another entry.")
+    if endpoint.missing_key:
+        raise DomainError(
+            f"The model endpoint has no API key: the environment variable "
+            f"{endpoint.api_key_env} is not set on the server."
+        )
+    with transaction.atomic():
+        submission = Submission.objects.select_for_update().get(pk=submission.pk)
+        if submission.verification_status != VerificationStatus.ACCESS_GRANTED:
+            current = VerificationStatus(submission.verification_status)
+            raise InvalidTransition(
+                f"A re-run starts once the authors granted access; this entry is "
+                f"{current.label.lower()}."
+            )
+        run = newest_scored_run(submission)
+        if run is None or run.test_set_id is None:
+            raise DomainError("The entry has no scored run to compare a re-run with.")
+        test_set = load_scoring_testset(run.test_set)
+        job = RerunJob.objects.create(
+            submission=submission,
+            endpoint=endpoint,
+            test_set=run.test_set,
+            requested_by=actor if getattr(actor, "is_authenticated", False) else None,
+            max_frames=submission.benchmark.rerun_max_frames,
+            items_total=len(test_set),
+        )
+        RerunItem.objects.bulk_create(
+            [RerunItem(job=job, sample_index=sample.index) for sample in test_set.samples],
+            batch_size=BULK_BATCH,
+        )
+        set_verification_status(
+            submission, VerificationStatus.VERIFYING, actor=actor, note=f"re-run {job.pk}"
+        )
+        audit.record(
+            "verifying.rerun.created",
+            actor=actor,
+            target=job,
+            submission=submission.pk,
+            items=len(test_set),
+            model=endpoint.model,
+            base_url=endpoint.base_url,
+        )
+        if enqueue:
+            transaction.on_commit(lambda: enqueue_job(job.pk))
+    return job
+
+
+def enqueue_job(job_id: int) -> None:
+    # Imported here: django_q pulls in its models, and this module is imported at start-up.
+    from django_q.tasks import async_task
+
+    async_task("verifying.tasks.task_run_rerun_job", job_id, q_options={"group": "rerun"})
+
+
+# --- the job's one status writer ---------------------------------------------------------------
+
+
+def set_rerun_status(
+    job: RerunJob,
+    new: RerunStatus,
+    *,
+    actor: Any = None,
+    message: str | None = None,
+    note: str = "",
+) -> RerunJob:
+    """The one writer of `RerunJob.status`: checks the move, stamps the times, saves only
+    those fields and writes an audit row. Call it inside the caller's transaction."""
+    current = job.state
+    if new not in current.allowed_next:
+        raise InvalidTransition(f"A re-run cannot go from {current.label} to {new.label}.")
+    job.status = new
+    fields = ["status"]
+    now = timezone.now()
+    if new == RerunStatus.RUNNING:
+        job.worker, job.heartbeat_at = worker_id(), now
+        job.runs += 1
+        job.started_at = job.started_at or now
+        fields += ["worker", "heartbeat_at", "runs", "started_at"]
+    if new.is_terminal:
+        job.finished_at = now
+        fields.append("finished_at")
+    if message is not None:
+        job.message = message
+        fields.append("message")
+    job.save(update_fields=fields)
+    audit.record(
+        f"verifying.rerun.{new.value}",
+        actor=actor,
+        target=job,
+        **{"from": current.value, "to": new.value, "note": note or (message or "")},
+    )
+    return job
+
+
+# --- running a job -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Progress:
+    total: int
+    done: int
+    failed: int
+    calls: int
+    prompt_tokens: int
+    completion_tokens: int
+
+    @property
+    def finished(self) -> int:
+        return self.done + self.failed
+
+
+def job_progress(job: RerunJob) -> Progress:
+    """Counted from the items (the truth the job's counters cache)."""
+    counts = job.items.aggregate(
+        total=Count("id"),
+        done=Count("id", filter=Q(state=ItemState.DONE)),
+        failed=Count("id", filter=Q(state=ItemState.FAILED)),
+        calls=Sum("calls", default=0),
+        prompt_tokens=Sum("prompt_tokens", default=0),
+        completion_tokens=Sum("completion_tokens", default=0),
+    )
+    return Progress(**counts)
+
+
+def _save_progress(job: RerunJob, *, heartbeat: bool = True) -> Progress:
+    progress = job_progress(job)
+    values = {
+        "items_done": progress.done,
+        "items_failed": progress.failed,
+        "calls": progress.calls,
+        "prompt_tokens": progress.prompt_tokens,
+        "completion_tokens": progress.completion_tokens,
+    }
+    if heartbeat:
+        values["heartbeat_at"] = timezone.now()
+    for name, value in values.items():
+        setattr(job, name, value)
+    RerunJob.objects.filter(pk=job.pk, status=RerunStatus.RUNNING).update(**values)
+    return progress
+
+
+def _claim(job_id: int) -> RerunJob | None:
+    """Mark the job running for this worker, or None when there is nothing to do here (it is
+    finished, or another worker holds it with a fresh heartbeat)."""
+    with transaction.atomic():
+        job = RerunJob.objects.select_for_update().select_related("endpoint").get(pk=job_id)
+        if job.state.is_terminal:
+            return None
+        if job.state == RerunStatus.RUNNING:
+            fresh = job.heartbeat_at and timezone.now() - job.heartbeat_at < stale_after()
+            if fresh and job.worker != worker_id():
+                return None
+            set_rerun_status(job, RerunStatus.QUEUED, note="picked up again")
+        if job.runs >= max_runs():
+            transaction.on_commit(lambda: _fail_job(job, TOO_MANY_RUNS))
+            return None
+        return set_rerun_status(job, RerunStatus.RUNNING)
+
+
+TOO_MANY_RUNS = "The re-run's worker stopped too many times; start the re-run again."
+
+
+def run_job(
+    job_id: int,
+    *,
+    time_budget: float | None = None,
+    on_progress: Callable[[Progress], None] | None = None,
+) -> RerunJob | None:
+    """Work on a job until no item is pending (then finish it) or `time_budget` seconds have
+    passed (then hand it back to the queue). Before anything is sent, every frame the pending
+    items need must exist, else the job fails naming the first missing paths. Safe to call
+    twice: a job another live worker holds, or a finished one, is left alone. Returns the job,
+    or None if it was not claimed."""
+    job = _claim(job_id)
+    if job is None:
+        return None
+    try:
+        test_set = load_scoring_testset(job.test_set)
+        pending = list(job.items.filter(state=ItemState.PENDING).order_by("sample_index"))
+        samples = [test_set.samples[item.sample_index] for item in pending]
+        missing = frames.missing_frames(samples, frames_root(), job.max_frames)
+        if missing:
+            return _fail_job(job, missing_frames_message(missing))
+        progress = _save_progress(job)
+        if on_progress:
+            on_progress(progress)
+        complete = True
+        if pending:
+            complete = _send(job, test_set, pending, time_budget, on_progress)
+        if not complete:
+            if _still_running(job):
+                _save_progress(job)
+                with transaction.atomic():
+                    locked = RerunJob.objects.select_for_update().get(pk=job.pk)
+                    if locked.state == RerunStatus.RUNNING:
+                        set_rerun_status(locked, RerunStatus.QUEUED, note="time slice over")
+                        transaction.on_commit(lambda: enqueue_job(job.pk))
+            return job
+        return finish_job(job)
+    except EndpointError as error:
+        return _fail_job(job, str(error))
+    except Exception:
+        logger.exception("re-run %s failed", job.pk)
+        return _fail_job(job, "An internal error stopped the re-run; start it again.")
+
+
+def missing_frames_message(missing: list[str]) -> str:
+    shown = ", ".join(missing[:MISSING_FRAMES_SHOWN])
+    more = (
+        f" and {len(missing) - MISSING_FRAMES_SHOWN} more"
+        if len(missing) > MISSING_FRAMES_SHOWN
+        else ""
+    )
+    return (
+        f"{len(missing)} frame files are missing under the frames folder "
+        f"({frames_root()}): {shown}{more}. Nothing was sent to the model."
+    )
+
+
+def _questions(
+    job: RerunJob, test_set: scoring.TestSet, pending: list[RerunItem]
+) -> Iterator[tuple[int, Callable[[], Content]]]:
+    root = frames_root()
+    for item in pending:
+        sample = test_set.samples[item.sample_index]
+
+        def build(sample: Sample = sample) -> Content:
+            return frames.vision_content(
+                sample.question, frames.frame_urls(sample, root, job.max_frames)
+            )
+
+        yield item.sample_index, build
+
+
+def _send(
+    job: RerunJob,
+    test_set: scoring.TestSet,
+    pending: list[RerunItem],
+    time_budget: float | None,
+    on_progress: Callable[[Progress], None] | None,
+) -> bool:
+    config = job.endpoint.config()
+    client = ModelClient(config)
+    items = {item.sample_index: item for item in pending}
+    deadline = None if time_budget is None else time.monotonic() + time_budget
+    last_beat = time.monotonic()
+    cancelled = False
+
+    def tick() -> None:
+        nonlocal last_beat, cancelled
+        if time.monotonic() - last_beat < heartbeat_seconds():
+            return
+        last_beat = time.monotonic()
+        cancelled = not _still_running(job)
+        progress = _save_progress(job)
+        if on_progress:
+            on_progress(progress)
+
+    def should_stop() -> bool:
+        return cancelled or (deadline is not None and time.monotonic() > deadline)
+
+    def on_answers(answers: list[Answer]) -> None:
+        _record(answers, items)
+        if on_progress:
+            on_progress(_save_progress(job, heartbeat=False))
+
+    try:
+        return answer_many(
+            _questions(job, test_set, pending),
+            client=client,
+            on_answers=on_answers,
+            concurrency=config.concurrency,
+            max_attempts=config.max_attempts,
+            batch=max(1, config.concurrency // 2),
+            backoff=backoff(),
+            should_stop=should_stop,
+            tick=tick,
+            tick_seconds=min(1.0, heartbeat_seconds()),
+        )
+    finally:
+        client.close()
+
+
+ITEM_FIELDS = (
+    "state",
+    "answer",
+    "attempts",
+    "calls",
+    "prompt_tokens",
+    "completion_tokens",
+    "last_error",
+)
+
+
+def _record(answers: list[Answer], items: dict[int, RerunItem]) -> None:
+    """Write a batch of answers in one statement; an item whose attempts all failed keeps ""."""
+    changed = []
+    for answer in answers:
+        item = items[answer.key]
+        item.attempts += answer.attempts
+        item.calls += answer.calls
+        item.prompt_tokens += answer.prompt_tokens
+        item.completion_tokens += answer.completion_tokens
+        if answer.answer is None:
+            item.state, item.answer, item.last_error = ItemState.FAILED, "", answer.error[:2000]
+        else:
+            item.state, item.answer, item.last_error = ItemState.DONE, answer.answer, ""
+        changed.append(item)
+    with transaction.atomic():
+        RerunItem.objects.bulk_update(changed, ITEM_FIELDS)
+
+
+def _still_running(job: RerunJob) -> bool:
+    return RerunJob.objects.filter(pk=job.pk, status=RerunStatus.RUNNING).exists()
+
+
+# --- finishing: predictions file, scores, judge, report -----------------------------------------
+
+
+def finish_job(job: RerunJob) -> RerunJob:
+    """Collect the answers as a predictions file (rows {id, qa_type, prediction} in test-set
+    order), score it, judge its captions when the benchmark has a usable judge endpoint (else
+    the judge metrics stay None: "pending"), build the discrepancy report and end the job."""
+    progress = _save_progress(job, heartbeat=False)
+    test_set = load_scoring_testset(job.test_set)
+    answers = dict(job.items.values_list("sample_index", "answer"))
+    rows = [
+        {"id": sample.id, "qa_type": sample.qa_type, "prediction": answers.get(sample.index, "")}
+        for sample in test_set.samples
+    ]
+    raw = json.dumps(rows, ensure_ascii=False).encode()
+    relative = Path("reruns") / job.submission.benchmark.slug / f"rerun-{job.pk}.json"
+    _write_private_file(relative, raw)
+    predictions = scoring.load_predictions(raw, test_set)
+    result = scoring.evaluate(test_set, predictions)
+    outcome, judge_note = _judge_captions(job, test_set, predictions)
+    if outcome is not None:
+        result = with_judge(result, outcome)
+    report = build_report(job.submission, result.metrics, failed_items=progress.failed)
+    report["judge"] = judge_note
+    with transaction.atomic():
+        locked = RerunJob.objects.select_for_update().get(pk=job.pk)
+        if locked.state != RerunStatus.RUNNING:
+            return locked
+        locked.predictions_file = str(relative)
+        locked.metrics = result.metrics
+        locked.result = result.to_dict()
+        locked.report = report
+        locked.save(update_fields=["predictions_file", "metrics", "result", "report"])
+        verdict = "all within" if report["all_within"] else "not all within"
+        set_rerun_status(
+            locked,
+            RerunStatus.DONE,
+            message=(
+                f"Re-run complete: {progress.done} answered, {progress.failed} failed; "
+                f"{verdict} the tolerance of {report['tolerance']:g}."
+            ),
+        )
+    return locked
+
+
+def _write_private_file(relative: Path, content: bytes) -> None:
+    target = Path(settings.PODIUM_PRIVATE_DIR) / relative
+    target.parent.mkdir(parents=True, exist_ok=True)
+    descriptor, temporary = tempfile.mkstemp(dir=target.parent, suffix=".part")
+    with os.fdopen(descriptor, "wb") as stream:
+        stream.write(content)
+    os.replace(temporary, target)
+
+
+def _judge_captions(
+    job: RerunJob, test_set: scoring.TestSet, predictions: list[str]
+) -> tuple[JudgeOutcome | None, str]:
+    """The judge metrics of the re-run's captions with the benchmark's active judge endpoint,
+    verdicts taken from and added to the judge's cache; (None, why) when it cannot run. The
+    judge runs here, in the job's last slice: a re-run's captions are a few hundred prompts."""
+    benchmark = job.submission.benchmark
+    reason = judge_unavailable_reason(benchmark)
+    if reason:
+        return None, reason
+    endpoint = active_judge_endpoint(benchmark)
+    assert endpoint is not None
+    try:
+        rubric = benchmark.rubric()
+    except RubricError as error:
+        return None, f"The judge rubric cannot be used: {error}."
+    items = build_items(test_set, predictions)
+    prompts = {item.key: item.prompt(rubric) for item in items}
+    hashes = {key: hashlib.sha256(prompt.encode()).hexdigest() for key, prompt in prompts.items()}
+    cached: dict[str, dict[str, int]] = {}
+    unique = sorted(set(hashes.values()))
+    for start in range(0, len(unique), BULK_BATCH):
+        cached.update(
+            Verdict.objects.filter(
+                model=endpoint.model,
+                rubric_version=rubric.version,
+                prompt_sha256__in=unique[start : start + BULK_BATCH],
+            ).values_list("prompt_sha256", "scores")
+        )
+    to_send: dict[str, str] = {}  # prompt hash -> the key it is sent under
+    for key, digest in hashes.items():
+        if digest not in cached:
+            to_send.setdefault(digest, key)
+    new: list[Verdict] = []
+
+    def on_outcomes(outcomes: list[Outcome]) -> None:
+        for outcome in outcomes:
+            if outcome.scores is None:
+                continue
+            digest = hashes[outcome.key]
+            cached[digest] = outcome.scores
+            new.append(
+                Verdict(
+                    model=endpoint.model,
+                    rubric_version=rubric.version,
+                    prompt_sha256=digest,
+                    scores=outcome.scores,
+                    answer=outcome.answer,
+                    prompt_tokens=outcome.prompt_tokens,
+                    completion_tokens=outcome.completion_tokens,
+                    latency_ms=outcome.latency_ms,
+                    endpoint=endpoint,
+                )
+            )
+
+    if to_send:
+        config = endpoint.config()
+        client = ChatClient(config)
+        try:
+            judge_many(
+                [(key, prompts[key]) for key in to_send.values()],
+                client=client,
+                rubric=rubric,
+                on_outcomes=on_outcomes,
+                concurrency=config.concurrency,
+                max_attempts=config.max_attempts,
+                backoff=backoff(),
+            )
+        except EndpointError as error:
+            return None, str(error)
+        finally:
+            client.close()
+        if new:
+            Verdict.objects.bulk_create(
+                new,
+                update_conflicts=True,
+                unique_fields=["model", "rubric_version", "prompt_sha256"],
+                update_fields=["model"],
+            )
+    verdicts = {key: cached.get(digest) for key, digest in hashes.items()}
+    outcome = aggregate(test_set, items, verdicts, rubric)
+    note = f"Judged by {endpoint.model}: {len(to_send)} prompts sent, the rest from the cache."
+    if outcome.unavailable:
+        note += f" No verdict for {', '.join(outcome.unavailable)}: pending."
+    return outcome, note
+
+
+def build_report(
+    submission: Submission, rerun_metrics: dict[str, Any], *, failed_items: int = 0
+) -> dict[str, Any]:
+    """The discrepancy report: for each of the benchmark's metrics, in column order, the
+    self-reported value (the entry's newest scored run), the re-run's, the difference (re-run
+    minus self-reported) and whether it is within the benchmark's tolerance; a metric missing
+    on either side is "pending" (not comparable). `all_within`: at least one metric compared
+    and every compared one within the tolerance (pending metrics do not block)."""
+    benchmark = submission.benchmark
+    tolerance = benchmark.verification_tolerance
+    run = newest_scored_run(submission)
+    own = run.metrics if run is not None else {}
+    rows = []
+    for metric in benchmark.metrics.all():
+        self_value, rerun_value = own.get(metric.key), rerun_metrics.get(metric.key)
+        if self_value is None or rerun_value is None:
+            difference, within, status = None, None, "pending"
+        else:
+            difference = rerun_value - self_value
+            # A hair of float noise on a difference equal to the tolerance is not a failure.
+            within = abs(difference) <= tolerance + 1e-12
+            status = "within" if within else "outside"
+        rows.append(
+            {
+                "metric": metric.key,
+                "label": metric.label,
+                "self_reported": self_value,
+                "rerun": rerun_value,
+                "difference": difference,
+                "within": within,
+                "status": status,
+            }
+        )
+    compared = [row for row in rows if row["within"] is not None]
+    return {
+        "tolerance": tolerance,
+        "evaluation": run.pk if run is not None else None,
+        "rows": rows,
+        "compared": len(compared),
+        "pending": len(rows) - len(compared),
+        "failed_items": failed_items,
+        "all_within": bool(compared) and all(row["within"] for row in compared),
+    }
+
+
+# --- failing, cancelling, verifying --------------------------------------------------------------
+
+
+def _fail_job(job: RerunJob, message: str) -> RerunJob:
+    """Fail the job with `message` and hand the entry back to `access_granted`."""
+    with transaction.atomic():
+        locked = RerunJob.objects.select_for_update().get(pk=job.pk)
+        if locked.state.is_terminal:
+            return locked
+        set_rerun_status(locked, RerunStatus.FAILED, message=message)
+        _back_to_access_granted(locked, actor=None, note=f"re-run {locked.pk} failed: {message}")
+    return locked
+
+
+def cancel_rerun(job: RerunJob, *, actor: Any) -> RerunJob:
+    """Stop a job (its worker notices at its next heartbeat); the entry goes back to
+    `access_granted`."""
+    with transaction.atomic():
+        locked = RerunJob.objects.select_for_update().get(pk=job.pk)
+        if locked.state.is_terminal:
+            return locked
+        set_rerun_status(locked, RerunStatus.CANCELLED, actor=actor, message="Cancelled.")
+        _back_to_access_granted(locked, actor=actor, note=f"re-run {locked.pk} cancelled")
+    return locked
+
+
+def _back_to_access_granted(job: RerunJob, *, actor: Any, note: str) -> None:
+    submission = job.submission
+    submission.refresh_from_db(fields=["verification_status"])
+    if submission.verification_status == VerificationStatus.VERIFYING:
+        set_verification_status(
+            submission, VerificationStatus.ACCESS_GRANTED, actor=actor, note=note
+        )
+
+
+def verify_from_report(
+    job: RerunJob, *, actor: Any, force: bool = False, note: str = ""
+) -> Submission:
+    """Verify the entry from its re-run's report: the entry moves to `verified` (the Official
+    board follows on commit). Refused (`DomainError`) unless the job is done and is the entry's
+    newest re-run, and unless every compared metric is within the tolerance; `force=True` with a
+    `note` saying why verifies anyway. Returns the submission."""
+    job.refresh_from_db()
+    if job.state != RerunStatus.DONE:
+        raise DomainError(f"Re-run {job.pk} is {job.state.label.lower()}, not done.")
+    newest = job.submission.reruns.order_by("-created_at", "-id").first()
+    if newest is not None and newest.pk != job.pk:
+        raise DomainError(f"Re-run {newest.pk} is newer; verify from its report.")
+    report = job.report
+    note = note.strip()
+    if report.get("all_within"):
+        text = f"re-run {job.pk}: {report['compared']} metrics within ±{report['tolerance']:g}"
+        if report["pending"]:
+            text += f", {report['pending']} pending"
+    elif force and note:
+        text = f"re-run {job.pk}: verified despite the report ({note})"
+    elif force:
+        raise DomainError("Say why the entry is verified although the report is not in order.")
+    else:
+        outside = [row["metric"] for row in report.get("rows", []) if row["within"] is False]
+        raise DomainError(
+            f"Re-run {job.pk} differs from the self-reported values beyond the tolerance of "
+            f"{report.get('tolerance', 0):g} on {', '.join(outside) or 'no compared metric'}."
+        )
+    if note and not force:
+        text += f" ({note})"
+    return set_verification_status(
+        job.submission, VerificationStatus.VERIFIED, actor=actor, note=text
+    )
+
+
+# --- the reaper ----------------------------------------------------------------------------------
+
+
+def reap_stale_reruns() -> int:
+    """Hand jobs whose worker stopped beating back to the queue (or fail them once picked up
+    too often), and queue again jobs that waited too long for a worker. Returns how many were
+    touched. Scheduled every minute."""
+    now = timezone.now()
+    touched = 0
+    stale = RerunJob.objects.filter(
+        status=RerunStatus.RUNNING, heartbeat_at__lt=now - stale_after()
+    ).values_list("pk", flat=True)
+    for pk in stale:
+        with transaction.atomic():
+            job = RerunJob.objects.select_for_update().get(pk=pk)
+            if job.state != RerunStatus.RUNNING or (
+                job.heartbeat_at and now - job.heartbeat_at < stale_after()
+            ):
+                continue
+            touched += 1
+            if job.runs >= max_runs():
+                transaction.on_commit(lambda job=job: _fail_job(job, TOO_MANY_RUNS))
+                continue
+            set_rerun_status(job, RerunStatus.QUEUED, note="requeued: its worker stopped beating")
+            transaction.on_commit(lambda pk=pk: enqueue_job(pk))
+    waiting = RerunJob.objects.filter(
+        status=RerunStatus.QUEUED,
+        created_at__lt=now - timedelta(seconds=settings.Q_CLUSTER.get("retry", 720)),
+    ).filter(Q(heartbeat_at__isnull=True) | Q(heartbeat_at__lt=now - stale_after() * 5))
+    for pk in waiting.values_list("pk", flat=True):
+        enqueue_job(pk)
+        touched += 1
+    return touched
