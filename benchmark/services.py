@@ -43,6 +43,8 @@ EDITABLE_BENCHMARK_FIELDS = frozenset(
         "judge_rubric",
         "judge_settings",
         "judge_auto_start",
+        "verification_tolerance",
+        "rerun_max_frames",
     }
 )
 # A metric's key, task, direction and kind belong to the scorer; only its presentation is edited.
@@ -252,6 +254,8 @@ def ensure_benchmark(
         "judge_rubric": definition.judge_rubric(),
         "judge_settings": definition.judge_settings(),
         "judge_auto_start": definition.judge_auto_start,
+        "verification_tolerance": definition.verification_tolerance,
+        "rerun_max_frames": definition.rerun_max_frames,
         "tie_method": definition.tie_method,
         "ranking_scope": definition.ranking_scope,
         "ranking_decimals": definition.ranking_decimals,

@@ -27,6 +27,8 @@ BENCHMARK_FIELDS = [
     "judge_rubric",
     "judge_settings",
     "judge_auto_start",
+    "verification_tolerance",
+    "rerun_max_frames",
 ]
 
 
