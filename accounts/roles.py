@@ -77,3 +77,18 @@ def can_verify_entries(user: Any) -> bool:
 def can_rerun_scoring(user: Any) -> bool:
     """May score anyone's predictions file again, against the active test set."""
     return bool(getattr(user, "is_authenticated", False) and user.has_perm(RERUN_EVALUATION))
+
+
+def ensure_maintainers_group():
+    """The Maintainers group with exactly `MAINTAINER_PERMISSIONS` (created if missing): for a
+    database whose data was flushed after migrating (transactional tests), or to repair one."""
+    from django.contrib.auth.models import Group, Permission
+    from django.db.models import Q
+
+    group, _ = Group.objects.get_or_create(name=MAINTAINERS_GROUP)
+    query = Q()
+    for name in MAINTAINER_PERMISSIONS:
+        app_label, codename = name.split(".")
+        query |= Q(content_type__app_label=app_label, codename=codename)
+    group.permissions.set(Permission.objects.filter(query))
+    return group

@@ -94,3 +94,18 @@ def test_an_anonymous_visitor_is_not_a_maintainer():
     assert not roles.is_maintainer(anonymous)
     assert not roles.can_verify_entries(anonymous)
     assert not roles.can_rerun_scoring(anonymous)
+
+
+def test_ensure_recreates_the_group_with_exactly_the_listed_permissions():
+    Group.objects.filter(name=roles.MAINTAINERS_GROUP).delete()
+
+    group = roles.ensure_maintainers_group()
+
+    held = {
+        f"{app_label}.{codename}"
+        for app_label, codename in group.permissions.values_list(
+            "content_type__app_label", "codename"
+        )
+    }
+    assert held == roles.MAINTAINER_PERMISSIONS
+    assert roles.ensure_maintainers_group().pk == group.pk  # idempotent

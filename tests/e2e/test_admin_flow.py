@@ -8,10 +8,9 @@ import shutil
 from pathlib import Path
 
 import pytest
-from django.contrib.auth.models import Group
 from django.db import connection
 
-from accounts.roles import MAINTAINERS_GROUP
+from accounts.roles import ensure_maintainers_group
 from submissions.enums import VerificationStatus
 from submissions.services import recompute_board
 from tests.accounts.factories import UserFactory
@@ -50,7 +49,7 @@ def entries(benchmark):
     maintainer = UserFactory(username="maria", is_staff=True)
     maintainer.set_password(PASSWORD)
     maintainer.save()
-    maintainer.groups.add(Group.objects.get(name=MAINTAINERS_GROUP))
+    maintainer.groups.add(ensure_maintainers_group())
     return made
 
 
