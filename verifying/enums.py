@@ -1,39 +1,17 @@
-"""The states of a re-run job and of its items, with the moves a job may make (data its one
-writer, `verifying.services.set_rerun_status`, checks)."""
+"""The states of a re-run job and of its items. A re-run job moves exactly as a judge job does
+(queued -> running -> done; running -> queued when a worker's time slice ends or a stalled
+worker's job is handed out again; failed or cancelled end it), so it uses the judge's states and
+transitions; its one writer is `verifying.services.set_rerun_status`."""
 
 from __future__ import annotations
 
 from django.db import models
 
+from judging.enums import ACTIVE_JOB_STATES as ACTIVE_RERUN_STATES
+from judging.enums import JOB_TRANSITIONS as RERUN_TRANSITIONS
+from judging.enums import JobStatus as RerunStatus
 
-class RerunStatus(models.TextChoices):
-    """queued -> running -> done; running -> queued when a worker's time slice ends or a
-    stalled worker's job is handed out again; failed or cancelled end a job."""
-
-    QUEUED = "queued", "Queued"
-    RUNNING = "running", "Running"
-    DONE = "done", "Done"
-    FAILED = "failed", "Failed"
-    CANCELLED = "cancelled", "Cancelled"
-
-    @property
-    def allowed_next(self) -> frozenset[RerunStatus]:
-        return RERUN_TRANSITIONS[self]
-
-    @property
-    def is_terminal(self) -> bool:
-        return not RERUN_TRANSITIONS[self]
-
-
-R = RerunStatus
-RERUN_TRANSITIONS: dict[RerunStatus, frozenset[RerunStatus]] = {
-    R.QUEUED: frozenset({R.RUNNING, R.FAILED, R.CANCELLED}),
-    R.RUNNING: frozenset({R.QUEUED, R.DONE, R.FAILED, R.CANCELLED}),
-    R.DONE: frozenset(),
-    R.FAILED: frozenset(),
-    R.CANCELLED: frozenset(),
-}
-ACTIVE_RERUN_STATES = frozenset({R.QUEUED, R.RUNNING})
+__all__ = ["ACTIVE_RERUN_STATES", "RERUN_TRANSITIONS", "ItemState", "RerunStatus"]
 
 
 class ItemState(models.TextChoices):
