@@ -214,6 +214,89 @@ def judge_one(
     return Outcome(key, None, "", calls, calls, prompt_tokens, completion_tokens, 0, error)
 
 
+def run_bounded[K, P, R](
+    pending: Iterable[tuple[K, P]],
+    work: Callable[[K, P, threading.Event], R],
+    *,
+    on_results: Callable[[list[R]], None],
+    unfinished: Callable[[R], bool],
+    concurrency: int,
+    batch: int = 1,
+    batch_seconds: float = 0.1,
+    should_stop: Callable[[], bool] = lambda: False,
+    tick: Callable[[], None] = lambda: None,
+    tick_seconds: float = 1.0,
+    thread_name: str = "worker",
+) -> bool:
+    """Run `work(key, payload, stop)` for each pending item with at most `concurrency` in
+    flight; `on_results` runs in the calling thread with finished results, in batches of up to
+    `batch` (or whatever finished within `batch_seconds`). Results waiting in a batch count
+    against `concurrency`, so at any moment at most `concurrency` items are started but not yet
+    handed over: a crash repeats at most that many. `tick` runs at least every `tick_seconds`;
+    once `should_stop()` is true no new item starts, `stop` is set (work should give up its
+    waits), and a result `unfinished(result)` says was cut short is dropped (its item stays
+    pending). Returns True when every item was handed over. `EndpointError` stops the run:
+    items in flight finish first, then it is raised. The judge and the re-run share this."""
+    stop = threading.Event()
+    items: Iterator[tuple[K, P]] = iter(pending)
+    in_flight: set[Future[R]] = set()
+    finished: list[R] = []
+    oldest = 0.0
+    exhausted = False
+    fatal: EndpointError | None = None
+
+    def hand_over() -> None:
+        nonlocal finished
+        if finished:
+            ready, finished = finished, []
+            on_results(ready)
+
+    with ThreadPoolExecutor(
+        max_workers=max(1, concurrency), thread_name_prefix=thread_name
+    ) as pool:
+        while True:
+            if fatal is None and not stop.is_set() and should_stop():
+                stop.set()
+            while (
+                not exhausted and not stop.is_set() and len(in_flight) + len(finished) < concurrency
+            ):
+                try:
+                    key, payload = next(items)
+                except StopIteration:
+                    exhausted = True
+                    break
+                in_flight.add(pool.submit(work, key, payload, stop))
+            if not in_flight:
+                hand_over()
+                break
+            timeout = tick_seconds
+            if finished:
+                timeout = max(0.0, min(timeout, oldest + batch_seconds - time.monotonic()))
+            done, in_flight = wait(in_flight, timeout=timeout, return_when=FIRST_COMPLETED)
+            for future in done:
+                try:
+                    result = future.result()
+                except EndpointError as error:
+                    fatal = fatal or error
+                    stop.set()
+                    continue
+                if stop.is_set() and unfinished(result) and fatal is None:
+                    continue  # cut short by a stop, not failed: it stays pending
+                if not finished:
+                    oldest = time.monotonic()
+                finished.append(result)
+            if finished and (
+                len(finished) >= batch
+                or time.monotonic() - oldest >= batch_seconds
+                or not in_flight
+            ):
+                hand_over()
+            tick()
+    if fatal is not None:
+        raise fatal
+    return exhausted and not stop.is_set()
+
+
 def judge_many(
     pending: Iterable[tuple[str, str]],
     *,
@@ -229,78 +312,32 @@ def judge_many(
     tick: Callable[[], None] = lambda: None,
     tick_seconds: float = 1.0,
 ) -> bool:
-    """Judge `(key, prompt)` pairs with at most `concurrency` in flight; `on_outcomes` runs in
-    the calling thread with finished items, in batches of up to `batch` (or whatever finished
-    within `batch_seconds`). Finished items waiting in a batch count against `concurrency`, so
-    at any moment at most `concurrency` items are sent but not yet handed over: a crash costs
-    at most that many repeated calls. `tick` runs at least every `tick_seconds`; once
-    `should_stop()` is true no new item starts. Returns True when every item was handed over.
-    `EndpointError` stops the run: items in flight are finished first, then it is raised."""
+    """Judge `(key, prompt)` pairs through `run_bounded` (its contract: bounded concurrency,
+    batches handed to `on_outcomes` in the calling thread, at most `concurrency` calls repeated
+    after a crash, `EndpointError` raised once the items in flight finish)."""
     backoff = backoff or Backoff()
-    stop = threading.Event()
-    items: Iterator[tuple[str, str]] = iter(pending)
-    in_flight: set[Future[Outcome]] = set()
-    finished: list[Outcome] = []
-    oldest = 0.0
-    exhausted = False
-    fatal: EndpointError | None = None
 
-    def hand_over() -> None:
-        nonlocal finished
-        if finished:
-            ready, finished = finished, []
-            on_outcomes(ready)
+    def work(key: str, prompt: str, stop: threading.Event) -> Outcome:
+        return judge_one(
+            key,
+            prompt,
+            client=client,
+            rubric=rubric,
+            max_attempts=max_attempts,
+            backoff=backoff,
+            stop=stop,
+        )
 
-    with ThreadPoolExecutor(max_workers=max(1, concurrency), thread_name_prefix="judge") as pool:
-        while True:
-            if fatal is None and not stop.is_set() and should_stop():
-                stop.set()
-            while (
-                not exhausted and not stop.is_set() and len(in_flight) + len(finished) < concurrency
-            ):
-                try:
-                    key, prompt = next(items)
-                except StopIteration:
-                    exhausted = True
-                    break
-                in_flight.add(
-                    pool.submit(
-                        judge_one,
-                        key,
-                        prompt,
-                        client=client,
-                        rubric=rubric,
-                        max_attempts=max_attempts,
-                        backoff=backoff,
-                        stop=stop,
-                    )
-                )
-            if not in_flight:
-                hand_over()
-                break
-            timeout = tick_seconds
-            if finished:
-                timeout = max(0.0, min(timeout, oldest + batch_seconds - time.monotonic()))
-            done, in_flight = wait(in_flight, timeout=timeout, return_when=FIRST_COMPLETED)
-            for future in done:
-                try:
-                    outcome = future.result()
-                except EndpointError as error:
-                    fatal = fatal or error
-                    stop.set()
-                    continue
-                if stop.is_set() and outcome.scores is None and fatal is None:
-                    continue  # cut short by a stop, not failed: it stays pending
-                if not finished:
-                    oldest = time.monotonic()
-                finished.append(outcome)
-            if finished and (
-                len(finished) >= batch
-                or time.monotonic() - oldest >= batch_seconds
-                or not in_flight
-            ):
-                hand_over()
-            tick()
-    if fatal is not None:
-        raise fatal
-    return exhausted and not stop.is_set()
+    return run_bounded(
+        pending,
+        work,
+        on_results=on_outcomes,
+        unfinished=lambda outcome: outcome.scores is None,
+        concurrency=concurrency,
+        batch=batch,
+        batch_seconds=batch_seconds,
+        should_stop=should_stop,
+        tick=tick,
+        tick_seconds=tick_seconds,
+        thread_name="judge",
+    )

@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,6 +26,7 @@ from judging.client import (
     Reply,
     TransientError,
     retry_after_seconds,
+    run_bounded,
 )
 
 # A question's message content, built only when it is about to be sent (frames are read then).
@@ -149,64 +149,22 @@ def answer_many(
     true no new question starts. Returns True when every question was handed over.
     `EndpointError` stops the run: questions in flight finish first, then it is raised."""
     backoff = backoff or Backoff()
-    stop = threading.Event()
-    items: Iterator[tuple[int, Callable[[], Content]]] = iter(pending)
-    in_flight: set[Future[Answer]] = set()
-    finished: list[Answer] = []
-    oldest = 0.0
-    exhausted = False
-    fatal: EndpointError | None = None
 
-    def hand_over() -> None:
-        nonlocal finished
-        if finished:
-            ready, finished = finished, []
-            on_answers(ready)
-
-    def ask(key: int, build: Callable[[], Content]) -> Answer:
+    def work(key: int, build: Callable[[], Content], stop: threading.Event) -> Answer:
         return answer_one(
             key, build(), client=client, max_attempts=max_attempts, backoff=backoff, stop=stop
         )
 
-    with ThreadPoolExecutor(max_workers=max(1, concurrency), thread_name_prefix="rerun") as pool:
-        while True:
-            if fatal is None and not stop.is_set() and should_stop():
-                stop.set()
-            while (
-                not exhausted and not stop.is_set() and len(in_flight) + len(finished) < concurrency
-            ):
-                try:
-                    key, build = next(items)
-                except StopIteration:
-                    exhausted = True
-                    break
-                in_flight.add(pool.submit(ask, key, build))
-            if not in_flight:
-                hand_over()
-                break
-            timeout = tick_seconds
-            if finished:
-                timeout = max(0.0, min(timeout, oldest + batch_seconds - time.monotonic()))
-            done, in_flight = wait(in_flight, timeout=timeout, return_when=FIRST_COMPLETED)
-            for future in done:
-                try:
-                    outcome = future.result()
-                except EndpointError as error:
-                    fatal = fatal or error
-                    stop.set()
-                    continue
-                if stop.is_set() and outcome.answer is None and fatal is None:
-                    continue  # cut short by a stop, not failed: it stays pending
-                if not finished:
-                    oldest = time.monotonic()
-                finished.append(outcome)
-            if finished and (
-                len(finished) >= batch
-                or time.monotonic() - oldest >= batch_seconds
-                or not in_flight
-            ):
-                hand_over()
-            tick()
-    if fatal is not None:
-        raise fatal
-    return exhausted and not stop.is_set()
+    return run_bounded(
+        pending,
+        work,
+        on_results=on_answers,
+        unfinished=lambda answer: answer.answer is None,
+        concurrency=concurrency,
+        batch=batch,
+        batch_seconds=batch_seconds,
+        should_stop=should_stop,
+        tick=tick,
+        tick_seconds=tick_seconds,
+        thread_name="rerun",
+    )
