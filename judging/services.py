@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import os
-import socket
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -40,6 +38,7 @@ from submissions.models import Evaluation
 from submissions.notifications import notify_judge_failed
 from submissions.services import set_evaluation_status
 
+from . import lifecycle
 from .client import Backoff, ChatClient, EndpointError, Outcome, judge_many
 from .enums import ACTIVE_JOB_STATES, ItemState, JobStatus
 from .models import JudgeEndpoint, JudgeItem, JudgeJob, Verdict
@@ -71,8 +70,7 @@ def backoff() -> Backoff:
     return Backoff(base=_setting("PODIUM_JUDGE_BACKOFF_SECONDS", 1.0))
 
 
-def worker_id() -> str:
-    return f"{socket.gethostname()}:{os.getpid()}"
+worker_id = lifecycle.worker_id
 
 
 # --- endpoints ---------------------------------------------------------------------------------
@@ -253,31 +251,8 @@ def enqueue_job(job_id: int) -> None:
 def set_job_status(
     job: JudgeJob, new: JobStatus, *, actor: Any = None, message: str | None = None, note: str = ""
 ) -> JudgeJob:
-    current = job.state
-    if new not in current.allowed_next:
-        raise InvalidTransition(f"A judge job cannot go from {current.label} to {new.label}.")
-    job.status = new
-    fields = ["status"]
-    now = timezone.now()
-    if new == JobStatus.RUNNING:
-        job.worker, job.heartbeat_at = worker_id(), now
-        job.runs += 1
-        job.started_at = job.started_at or now
-        fields += ["worker", "heartbeat_at", "runs", "started_at"]
-    if new.is_terminal:
-        job.finished_at = now
-        fields.append("finished_at")
-    if message is not None:
-        job.message = message
-        fields.append("message")
-    job.save(update_fields=fields)
-    audit.record(
-        f"judging.job.{new.value}",
-        actor=actor,
-        target=job,
-        **{"from": current.value, "to": new.value, "note": note or (message or "")},
-    )
-    return job
+    """The one writer of `JudgeJob.status` (`judging.lifecycle.set_status`)."""
+    return lifecycle.set_status(JUDGE_JOBS, job, new, actor=actor, message=message, note=note)
 
 
 # --- running a job -----------------------------------------------------------------------------
@@ -337,21 +312,7 @@ def _save_progress(job: JudgeJob, *, heartbeat: bool = True) -> Progress:
 
 
 def _claim(job_id: int) -> JudgeJob | None:
-    """Mark the job running for this worker, or None when there is nothing to do here (it is
-    finished, or another worker holds it with a fresh heartbeat)."""
-    with transaction.atomic():
-        job = JudgeJob.objects.select_for_update().select_related("endpoint").get(pk=job_id)
-        if job.state.is_terminal:
-            return None
-        if job.state == JobStatus.RUNNING:
-            fresh = job.heartbeat_at and timezone.now() - job.heartbeat_at < stale_after()
-            if fresh and job.worker != worker_id():
-                return None
-            set_job_status(job, JobStatus.QUEUED, note="picked up again")
-        if job.runs >= max_runs():
-            _fail_job(job, "The judge worker stopped too many times; a maintainer can rerun it.")
-            return None
-        return set_job_status(job, JobStatus.RUNNING)
+    return lifecycle.claim(JUDGE_JOBS, job_id)
 
 
 def _use_cache(job: JudgeJob) -> None:
@@ -656,37 +617,16 @@ def reap_stale_jobs() -> int:
     """Hand jobs whose worker stopped beating back to the queue (or fail them once they were
     picked up too often), and re-queue jobs that have waited too long for a worker. Returns
     how many were touched. Scheduled every minute."""
-    now = timezone.now()
-    touched = 0
-    stale = JudgeJob.objects.filter(
-        status=JobStatus.RUNNING, heartbeat_at__lt=now - stale_after()
-    ).values_list("pk", flat=True)
-    for pk in stale:
-        with transaction.atomic():
-            job = JudgeJob.objects.select_for_update().get(pk=pk)
-            if job.state != JobStatus.RUNNING or (
-                job.heartbeat_at and now - job.heartbeat_at < stale_after()
-            ):
-                continue
-            if job.runs >= max_runs():
-                touched += 1
-                transaction.on_commit(
-                    lambda job=job: _fail_job(
-                        job,
-                        "The judge worker stopped too many times; a maintainer can rerun it.",
-                    )
-                )
-                continue
-            set_job_status(job, JobStatus.QUEUED, note="requeued: its worker stopped beating")
-            transaction.on_commit(lambda pk=pk: enqueue_job(pk))
-            touched += 1
-    # A queued job whose task was lost (a broker restart): queue it again; a duplicate
-    # delivery is harmless, `_claim` lets one worker through.
-    waiting = JudgeJob.objects.filter(
-        status=JobStatus.QUEUED,
-        created_at__lt=now - timedelta(seconds=settings.Q_CLUSTER.get("retry", 720)),
-    ).filter(Q(heartbeat_at__isnull=True) | Q(heartbeat_at__lt=now - stale_after() * 5))
-    for pk in waiting.values_list("pk", flat=True):
-        enqueue_job(pk)
-        touched += 1
-    return touched
+    return lifecycle.reap(JUDGE_JOBS)
+
+
+JUDGE_JOBS = lifecycle.JobKind(
+    model=JudgeJob,
+    label="A judge job",
+    audit_prefix="judging.job",
+    stale_after=stale_after,
+    max_runs=max_runs,
+    enqueue=lambda pk: enqueue_job(pk),
+    fail=lambda job, message: _fail_job(job, message),
+    too_many_runs="The judge worker stopped too many times; a maintainer can rerun it.",
+)

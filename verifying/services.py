@@ -38,10 +38,11 @@ from benchmark.scoring.judge import JudgeOutcome, RubricError, aggregate, build_
 from benchmark.selectors import load_scoring_testset
 from core import audit
 from core.exceptions import DomainError, InvalidTransition
+from judging import lifecycle
 from judging.client import Backoff, ChatClient, EndpointError, Outcome, judge_many
 from judging.models import Verdict
 from judging.services import active_endpoint as active_judge_endpoint
-from judging.services import judge_unavailable_reason, worker_id
+from judging.services import judge_unavailable_reason
 from submissions.enums import VerificationStatus
 from submissions.models import Submission
 from submissions.selectors import newest_scored_run
@@ -213,33 +214,9 @@ def set_rerun_status(
     message: str | None = None,
     note: str = "",
 ) -> RerunJob:
-    """The one writer of `RerunJob.status`: checks the move, stamps the times, saves only
-    those fields and writes an audit row. Call it inside the caller's transaction."""
-    current = job.state
-    if new not in current.allowed_next:
-        raise InvalidTransition(f"A re-run cannot go from {current.label} to {new.label}.")
-    job.status = new
-    fields = ["status"]
-    now = timezone.now()
-    if new == RerunStatus.RUNNING:
-        job.worker, job.heartbeat_at = worker_id(), now
-        job.runs += 1
-        job.started_at = job.started_at or now
-        fields += ["worker", "heartbeat_at", "runs", "started_at"]
-    if new.is_terminal:
-        job.finished_at = now
-        fields.append("finished_at")
-    if message is not None:
-        job.message = message
-        fields.append("message")
-    job.save(update_fields=fields)
-    audit.record(
-        f"verifying.rerun.{new.value}",
-        actor=actor,
-        target=job,
-        **{"from": current.value, "to": new.value, "note": note or (message or "")},
-    )
-    return job
+    """The one writer of `RerunJob.status` (`judging.lifecycle.set_status`). Call it inside the
+    caller's transaction."""
+    return lifecycle.set_status(RERUN_JOBS, job, new, actor=actor, message=message, note=note)
 
 
 # --- running a job -----------------------------------------------------------------------------
@@ -290,21 +267,7 @@ def _save_progress(job: RerunJob, *, heartbeat: bool = True) -> Progress:
 
 
 def _claim(job_id: int) -> RerunJob | None:
-    """Mark the job running for this worker, or None when there is nothing to do here (it is
-    finished, or another worker holds it with a fresh heartbeat)."""
-    with transaction.atomic():
-        job = RerunJob.objects.select_for_update().select_related("endpoint").get(pk=job_id)
-        if job.state.is_terminal:
-            return None
-        if job.state == RerunStatus.RUNNING:
-            fresh = job.heartbeat_at and timezone.now() - job.heartbeat_at < stale_after()
-            if fresh and job.worker != worker_id():
-                return None
-            set_rerun_status(job, RerunStatus.QUEUED, note="picked up again")
-        if job.runs >= max_runs():
-            transaction.on_commit(lambda: _fail_job(job, TOO_MANY_RUNS))
-            return None
-        return set_rerun_status(job, RerunStatus.RUNNING)
+    return lifecycle.claim(RERUN_JOBS, job_id)
 
 
 TOO_MANY_RUNS = "The re-run's worker stopped too many times; start the re-run again."
@@ -728,29 +691,16 @@ def reap_stale_reruns() -> int:
     """Hand jobs whose worker stopped beating back to the queue (or fail them once picked up
     too often), and queue again jobs that waited too long for a worker. Returns how many were
     touched. Scheduled every minute."""
-    now = timezone.now()
-    touched = 0
-    stale = RerunJob.objects.filter(
-        status=RerunStatus.RUNNING, heartbeat_at__lt=now - stale_after()
-    ).values_list("pk", flat=True)
-    for pk in stale:
-        with transaction.atomic():
-            job = RerunJob.objects.select_for_update().get(pk=pk)
-            if job.state != RerunStatus.RUNNING or (
-                job.heartbeat_at and now - job.heartbeat_at < stale_after()
-            ):
-                continue
-            touched += 1
-            if job.runs >= max_runs():
-                transaction.on_commit(lambda job=job: _fail_job(job, TOO_MANY_RUNS))
-                continue
-            set_rerun_status(job, RerunStatus.QUEUED, note="requeued: its worker stopped beating")
-            transaction.on_commit(lambda pk=pk: enqueue_job(pk))
-    waiting = RerunJob.objects.filter(
-        status=RerunStatus.QUEUED,
-        created_at__lt=now - timedelta(seconds=settings.Q_CLUSTER.get("retry", 720)),
-    ).filter(Q(heartbeat_at__isnull=True) | Q(heartbeat_at__lt=now - stale_after() * 5))
-    for pk in waiting.values_list("pk", flat=True):
-        enqueue_job(pk)
-        touched += 1
-    return touched
+    return lifecycle.reap(RERUN_JOBS)
+
+
+RERUN_JOBS = lifecycle.JobKind(
+    model=RerunJob,
+    label="A re-run",
+    audit_prefix="verifying.rerun",
+    stale_after=stale_after,
+    max_runs=max_runs,
+    enqueue=lambda pk: enqueue_job(pk),
+    fail=lambda job, message: _fail_job(job, message),
+    too_many_runs=TOO_MANY_RUNS,
+)

@@ -1,0 +1,139 @@
+"""The life of a background job that runs in time slices on the worker cluster: one status
+writer, claiming a job for this worker, and reaping jobs whose worker died. Shared by the judge's
+jobs and the verification re-runs (`verifying`), whose models have the same fields: `status`
+(`JobStatus` values), `message`, `runs`, `worker`, `created_at`, `started_at`, `heartbeat_at`,
+`finished_at`.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import models, transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from core import audit
+from core.exceptions import InvalidTransition
+
+from .enums import JobStatus
+
+
+def worker_id() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+@dataclass(frozen=True)
+class JobKind:
+    """What differs between kinds of job: the model, how they are named in messages and the
+    audit trail, their timing settings, and how one is queued and failed."""
+
+    model: type[models.Model]
+    label: str  # "A judge job"
+    audit_prefix: str  # "judging.job"
+    stale_after: Callable[[], timedelta]
+    max_runs: Callable[[], int]
+    enqueue: Callable[[int], None]
+    fail: Callable[[Any, str], Any]
+    too_many_runs: str
+    select_related: tuple[str, ...] = ("endpoint",)
+
+
+def set_status(
+    kind: JobKind,
+    job: Any,
+    new: JobStatus,
+    *,
+    actor: Any = None,
+    message: str | None = None,
+    note: str = "",
+) -> Any:
+    """The one writer of a job's status: checks the move, stamps the times, saves only those
+    fields and writes an audit row `<prefix>.<state>`. Call it inside the caller's
+    transaction."""
+    current = JobStatus(job.status)
+    if new not in current.allowed_next:
+        raise InvalidTransition(f"{kind.label} cannot go from {current.label} to {new.label}.")
+    job.status = new
+    fields = ["status"]
+    now = timezone.now()
+    if new == JobStatus.RUNNING:
+        job.worker, job.heartbeat_at = worker_id(), now
+        job.runs += 1
+        job.started_at = job.started_at or now
+        fields += ["worker", "heartbeat_at", "runs", "started_at"]
+    if new.is_terminal:
+        job.finished_at = now
+        fields.append("finished_at")
+    if message is not None:
+        job.message = message
+        fields.append("message")
+    job.save(update_fields=fields)
+    audit.record(
+        f"{kind.audit_prefix}.{new.value}",
+        actor=actor,
+        target=job,
+        **{"from": current.value, "to": new.value, "note": note or (message or "")},
+    )
+    return job
+
+
+def claim(kind: JobKind, job_id: int) -> Any | None:
+    """Mark the job running for this worker, or None when there is nothing to do here (it is
+    finished, another worker holds it with a fresh heartbeat, or it was picked up too often:
+    then it is failed once this commits)."""
+    with transaction.atomic():
+        job = kind.model.objects.select_for_update().select_related(*kind.select_related)
+        job = job.get(pk=job_id)
+        state = JobStatus(job.status)
+        if state.is_terminal:
+            return None
+        if state == JobStatus.RUNNING:
+            fresh = job.heartbeat_at and timezone.now() - job.heartbeat_at < kind.stale_after()
+            if fresh and job.worker != worker_id():
+                return None
+            set_status(kind, job, JobStatus.QUEUED, note="picked up again")
+        if job.runs >= kind.max_runs():
+            transaction.on_commit(lambda: kind.fail(job, kind.too_many_runs))
+            return None
+        return set_status(kind, job, JobStatus.RUNNING)
+
+
+def reap(kind: JobKind) -> int:
+    """Hand jobs whose worker stopped beating back to the queue (or fail them once they were
+    picked up too often), and queue again jobs that have waited too long for a worker (a lost
+    task: a duplicate delivery is harmless, `claim` lets one worker through). Returns how many
+    were touched."""
+    now = timezone.now()
+    stale_after = kind.stale_after()
+    touched = 0
+    stale = kind.model.objects.filter(
+        status=JobStatus.RUNNING, heartbeat_at__lt=now - stale_after
+    ).values_list("pk", flat=True)
+    for pk in stale:
+        with transaction.atomic():
+            job = kind.model.objects.select_for_update().get(pk=pk)
+            if job.status != JobStatus.RUNNING or (
+                job.heartbeat_at and now - job.heartbeat_at < stale_after
+            ):
+                continue
+            touched += 1
+            if job.runs >= kind.max_runs():
+                transaction.on_commit(lambda job=job: kind.fail(job, kind.too_many_runs))
+                continue
+            set_status(kind, job, JobStatus.QUEUED, note="requeued: its worker stopped beating")
+            transaction.on_commit(lambda pk=pk: kind.enqueue(pk))
+    waiting = kind.model.objects.filter(
+        status=JobStatus.QUEUED,
+        created_at__lt=now - timedelta(seconds=settings.Q_CLUSTER.get("retry", 720)),
+    ).filter(Q(heartbeat_at__isnull=True) | Q(heartbeat_at__lt=now - stale_after * 5))
+    for pk in waiting.values_list("pk", flat=True):
+        kind.enqueue(pk)
+        touched += 1
+    return touched
