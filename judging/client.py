@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
+from typing import Any
 
 import openai
 
@@ -57,7 +58,11 @@ class EndpointConfig:
 
 
 class ChatClient:
-    """One user message in, the answer text and token usage out; errors classified."""
+    """One user message in (text, or a list of content parts such as images), the answer text
+    and token usage out; errors classified. `endpoint_name` and `key_hint` word the refusal."""
+
+    endpoint_name = "judge endpoint"
+    key_hint = "the API key named in the endpoint's configuration"
 
     def __init__(self, config: EndpointConfig) -> None:
         self.config = config
@@ -68,12 +73,12 @@ class ChatClient:
             timeout=config.timeout_seconds,
         )
 
-    def complete(self, prompt: str) -> Reply:
+    def complete(self, content: str | list[dict[str, Any]]) -> Reply:
         started = time.monotonic()
         try:
             response = self._client.chat.completions.create(
                 model=self.config.model,
-                messages=[{"role": "user", "content": prompt}],
+                messages=[{"role": "user", "content": content}],
                 temperature=self.config.temperature,
             )
         except openai.APITimeoutError:
@@ -81,7 +86,7 @@ class ChatClient:
         except openai.APIConnectionError as error:
             raise TransientError(f"connection failed: {error}") from None
         except openai.APIStatusError as error:
-            raise _classify(error) from None
+            raise _classify(error, self.endpoint_name, self.key_hint) from None
         latency_ms = round((time.monotonic() - started) * 1000)
         usage = getattr(response, "usage", None)
         choices = getattr(response, "choices", None) or []
@@ -97,7 +102,7 @@ class ChatClient:
         self._client.close()
 
 
-def _classify(error: openai.APIStatusError) -> Exception:
+def _classify(error: openai.APIStatusError, endpoint_name: str, key_hint: str) -> Exception:
     status = error.status_code
     detail = f"HTTP {status}"
     message = getattr(error, "message", "") or ""
@@ -106,11 +111,11 @@ def _classify(error: openai.APIStatusError) -> Exception:
     if status in RETRYABLE_STATUS or status >= 500:
         return TransientError(detail, retry_after=retry_after_seconds(error.response.headers))
     hint = {
-        401: " (check the API key named in the endpoint's configuration)",
+        401: f" (check {key_hint})",
         403: " (the key may lack access to this model)",
         404: " (check the base URL and the model name)",
     }.get(status, "")
-    return EndpointError(f"the judge endpoint refused the request: {detail}{hint}")
+    return EndpointError(f"the {endpoint_name} refused the request: {detail}{hint}")
 
 
 def retry_after_seconds(headers: object) -> float | None:

@@ -16,16 +16,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-import openai
-
 from judging.client import (
-    RETRYABLE_STATUS,
     Backoff,
     ChatClient,
-    EndpointError,
     Reply,
     TransientError,
-    retry_after_seconds,
     run_bounded,
 )
 
@@ -35,46 +30,13 @@ Content = list[dict[str, Any]]
 
 class ModelClient(ChatClient):
     """`ChatClient` with the model's message: one user message whose content is a list of
-    parts (OpenAI's vision format)."""
+    parts (OpenAI's vision format); refusals name the model endpoint."""
+
+    endpoint_name = "model endpoint"
+    key_hint = "the API key named in the model endpoint"
 
     def ask(self, content: Content) -> Reply:
-        started = time.monotonic()
-        try:
-            response = self._client.chat.completions.create(
-                model=self.config.model,
-                messages=[{"role": "user", "content": content}],
-                temperature=self.config.temperature,
-            )
-        except openai.APITimeoutError:
-            raise TransientError(f"no answer within {self.config.timeout_seconds:g} s") from None
-        except openai.APIConnectionError as error:
-            raise TransientError(f"connection failed: {error}") from None
-        except openai.APIStatusError as error:
-            raise classify(error) from None
-        usage = getattr(response, "usage", None)
-        choices = getattr(response, "choices", None) or []
-        return Reply(
-            text=choices[0].message.content if choices else None,
-            prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
-            completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
-            latency_ms=round((time.monotonic() - started) * 1000),
-        )
-
-
-def classify(error: openai.APIStatusError) -> Exception:
-    status = error.status_code
-    detail = f"HTTP {status}"
-    message = getattr(error, "message", "") or ""
-    if message:
-        detail += f": {message[:200]}"
-    if status in RETRYABLE_STATUS or status >= 500:
-        return TransientError(detail, retry_after=retry_after_seconds(error.response.headers))
-    hint = {
-        401: " (check the API key named in the model endpoint)",
-        403: " (the key may lack access to this model)",
-        404: " (check the base URL and the model name)",
-    }.get(status, "")
-    return EndpointError(f"the model endpoint refused the request: {detail}{hint}")
+        return self.complete(content)
 
 
 @dataclass(frozen=True, slots=True)
