@@ -78,7 +78,10 @@ class BenchmarkAdmin(admin.ModelAdmin):
         ("Ranking", {"fields": ["tie_method", "ranking_scope", "ranking_decimals"]}),
         ("Submissions", {"fields": ["daily_submission_limit", "max_upload_mb"]}),
         ("LLM judge", {"fields": ["judge_rubric", "judge_settings", "judge_auto_start"]}),
-        ("Verification", {"fields": ["verification_tolerance", "rerun_max_frames"]}),
+        (
+            "Verification",
+            {"fields": ["verification_tolerance", "rerun_max_frames", "contact_url"]},
+        ),
         (None, {"fields": ["created_at", "updated_at"]}),
     ]
     inlines = [MetricInline]

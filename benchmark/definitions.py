@@ -50,6 +50,8 @@ class BenchmarkDefinition:
     # Verification by re-running the model (docs/verification.md).
     verification_tolerance: float = 0.01
     rerun_max_frames: int = 8
+    # Where submitters reach the maintainers ("" : the site's contact address).
+    contact_url: str = ""
 
     def judge_rubric(self) -> str:
         """The judge prompt, read from the file that ships with the scorer ("" if none)."""

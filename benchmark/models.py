@@ -97,6 +97,13 @@ class Benchmark(models.Model):
         "the first included).",
     )
 
+    contact_url = models.URLField(
+        max_length=300,
+        blank=True,
+        help_text="Where submitters reach the maintainers (e.g. the benchmark's GitHub issues "
+        "page), linked from the Official board and About; blank: the site's contact address.",
+    )
+
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -45,6 +45,7 @@ EDITABLE_BENCHMARK_FIELDS = frozenset(
         "judge_auto_start",
         "verification_tolerance",
         "rerun_max_frames",
+        "contact_url",
     }
 )
 # A metric's key, task, direction and kind belong to the scorer; only its presentation is edited.
@@ -256,6 +257,7 @@ def ensure_benchmark(
         "judge_auto_start": definition.judge_auto_start,
         "verification_tolerance": definition.verification_tolerance,
         "rerun_max_frames": definition.rerun_max_frames,
+        "contact_url": definition.contact_url,
         "tie_method": definition.tie_method,
         "ranking_scope": definition.ranking_scope,
         "ranking_decimals": definition.ranking_decimals,

@@ -56,3 +56,14 @@ class JudgeUnavailable(DomainError):
 class InvalidRubric(DomainError):
     """A judge rubric that cannot work: a missing placeholder, an answer pattern that is not a
     regex with one group, an empty aspect list, a missing task label."""
+
+
+class VerificationRefused(InvalidTransition):
+    """A move to verified without the evidence it needs. ``step`` names what is missing in a
+    few words ("start a re-run"), and ``target`` is the object where it is done (the entry, or
+    its re-run), so an interface can link to it; both are safe to show to a maintainer."""
+
+    def __init__(self, message: str, *, step: str, target: object | None = None):
+        super().__init__(message)
+        self.step = step
+        self.target = target

@@ -239,6 +239,7 @@ class SubmissionAdmin(admin.ModelAdmin):
                     "verified_at",
                     "verified_by",
                     "verification_reason",
+                    "published_at",
                     "board_standing",
                 ],
                 "description": "Changed only with the actions on the list of entries.",

@@ -97,7 +97,9 @@ class VerificationStatus(models.TextChoices):
     community -> nominated -> contacted -> access granted -> verifying -> verified, or rejected
     (with a reason the submitter sees) from any step; a verified entry can be withdrawn; a
     rejected or withdrawn one can be nominated again. An entry the maintainers evaluated
-    themselves (an imported published result) goes from community to verified directly.
+    themselves (an imported published result, a baseline) goes from community to verified
+    directly, and back to verified from withdrawn or rejected with a note. What each move to
+    verified needs as evidence is `submissions.verification.verification_evidence`.
     """
 
     COMMUNITY = "community", "Community"
@@ -127,8 +129,10 @@ VERIFICATION_TRANSITIONS: dict[VerificationStatus, frozenset[VerificationStatus]
     V.ACCESS_GRANTED: frozenset({V.VERIFYING, V.REJECTED}),
     V.VERIFYING: frozenset({V.VERIFIED, V.REJECTED, V.ACCESS_GRANTED}),
     V.VERIFIED: frozenset({V.WITHDRAWN}),
-    V.REJECTED: frozenset({V.NOMINATED}),
-    V.WITHDRAWN: frozenset({V.NOMINATED}),
+    # -> verified: only the maintainers' own results, re-verified with a note (the writer
+    # checks who may take these moves; an upload goes back through nomination).
+    V.REJECTED: frozenset({V.NOMINATED, V.VERIFIED}),
+    V.WITHDRAWN: frozenset({V.NOMINATED, V.VERIFIED}),
 }
 VERIFICATION_IN_PROGRESS = frozenset({V.NOMINATED, V.CONTACTED, V.ACCESS_GRANTED, V.VERIFYING})
 # Moves that need a reason the submitter is shown.

@@ -70,7 +70,13 @@ class Submission(models.Model):
     verification_status = models.CharField(
         max_length=20, choices=VerificationStatus, default=VerificationStatus.COMMUNITY
     )
+    # When the entry was (last) verified: by the maintainers here, or, for a result imported
+    # from a published board, the date that board verified it. Shown in the "verified" tag.
     verified_at = models.DateTimeField(null=True, blank=True)
+    # When a result produced elsewhere was first published (an imported official row): the
+    # board's date column. Blank for uploads, which are dated by their own runs. Never changed
+    # by the workflow, so withdrawing and re-verifying an imported row keeps its date.
+    published_at = models.DateTimeField(null=True, blank=True)
     verified_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         null=True,

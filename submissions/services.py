@@ -1,6 +1,8 @@
-"""Writes for submissions, evaluation runs and the boards. Each state field has exactly one
-writer here: `set_evaluation_status`, `set_verification_status`, and `recompute_board` for the
-materialised board rows."""
+"""Writes for submissions and evaluation runs: creating an entry, the quota, scoring, imports.
+Each state field has exactly one writer: `set_evaluation_status` here,
+`set_verification_status` in `submissions.verification`, and `recompute_board` (the
+materialised board rows) in `submissions.boards`; both are re-exported here, where the other
+apps have always found them."""
 
 from __future__ import annotations
 
@@ -11,7 +13,6 @@ import tempfile
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -21,33 +22,50 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from benchmark import scoring
-from benchmark.enums import RankingScope
 from benchmark.models import Benchmark
-from benchmark.scoring.ranking import Entry, MetricSpec, RankedEntry, RankingPolicy, rank_entries
 from benchmark.selectors import TestSetFileError, active_testset, load_scoring_testset
 from core import audit
 from core.exceptions import DomainError, InvalidPredictions, InvalidTransition, QuotaExceeded
 
+from .boards import (
+    enqueue_board_recompute,
+    recompute_board,
+    refresh_board,
+    schedule_board_refresh,
+)
 from .enums import (
-    STATES_JUDGE_PENDING,
     STATUS_TIMESTAMP_FIELD,
-    VERIFICATION_NEEDS_REASON,
-    BoardKind,
     EvaluationStatus,
     FailureCode,
     SubmissionSource,
     VerificationStatus,
 )
 from .judge_step import notify_scored
-from .models import BoardEntry, Evaluation, Submission
+from .models import Evaluation, Submission
 from .notifications import evaluation_failed_on_commit
-from .selectors import (
-    board_candidates,
-    metric_specs,
-    published_name_taken,
-    ranking_entry,
-    ranking_policy,
+from .selectors import published_name_taken
+from .verification import (
+    Evidence,
+    add_verification_listener,
+    set_rerun_evidence_check,
+    set_verification_status,
+    verification_evidence,
 )
+
+__all__ = [
+    "Evidence",
+    "SubmissionDetails",
+    "add_verification_listener",
+    "create_submission",
+    "enqueue_board_recompute",
+    "recompute_board",
+    "refresh_board",
+    "schedule_board_refresh",
+    "set_evaluation_status",
+    "set_rerun_evidence_check",
+    "set_verification_status",
+    "verification_evidence",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -117,93 +135,6 @@ def set_evaluation_status(
         if submission.publish:
             schedule_board_refresh(submission.benchmark_id)
     return evaluation
-
-
-# --- verification -----------------------------------------------------------------------------
-
-
-def set_verification_status(
-    submission: Submission,
-    new: VerificationStatus,
-    *,
-    actor: Any,
-    note: str = "",
-    reason: str = "",
-    verified_at: datetime | None = None,
-) -> Submission:
-    """Move an entry along the verification workflow: the one writer of
-    `Submission.verification_status` (and `verified_at`, `verified_by`, `verification_reason`).
-
-    Refuses, with `InvalidTransition`: a move the transition map does not allow; verifying an
-    evaluate-only entry (it is never on a board) or a run without scores; the direct
-    community -> verified move for an entry the maintainers did not evaluate themselves (an
-    uploaded one goes through the re-run); rejecting or withdrawing without a `reason` (the
-    submitter is shown it). `verified_at` defaults to now; an imported published result passes
-    the date the original board verified it. Locks the row, saves only these fields, writes one
-    `submissions.verification.<state>` audit row {from, to, note, reason} and, when the Official
-    board changes, recomputes the board on commit.
-    """
-    with transaction.atomic():
-        submission = Submission.objects.select_for_update().get(pk=submission.pk)
-        current = VerificationStatus(submission.verification_status)
-        if new not in current.allowed_next:
-            raise InvalidTransition(f"An entry cannot go from {current.label} to {new.label}.")
-        if new == VerificationStatus.NOMINATED and not submission.publish:
-            raise InvalidTransition(
-                "An evaluate-only entry is never published, so it cannot be nominated."
-            )
-        if new == VerificationStatus.VERIFIED:
-            if not submission.publish:
-                raise InvalidTransition(
-                    "An evaluate-only entry is never published, so it cannot be verified."
-                )
-            if current == VerificationStatus.COMMUNITY and not submission.is_maintainer_result:
-                raise InvalidTransition(
-                    "An uploaded entry is verified through the workflow (nominate, contact, "
-                    "re-run); only results the maintainers produced are verified directly."
-                )
-        reason = reason.strip()
-        if new in VERIFICATION_NEEDS_REASON and not reason:
-            raise InvalidTransition(
-                f"Say why the entry is {new.label.lower()}: the authors see it."
-            )
-        submission.verification_status = new
-        submission.verification_changed_at = timezone.now()
-        if new == VerificationStatus.VERIFIED:
-            submission.verified_at = verified_at or timezone.now()
-            submission.verified_by = actor if getattr(actor, "is_authenticated", False) else None
-        elif current == VerificationStatus.VERIFIED:
-            submission.verified_at, submission.verified_by = None, None
-        submission.verification_reason = reason if new in VERIFICATION_NEEDS_REASON else ""
-        submission.save(
-            update_fields=[
-                "verification_status",
-                "verification_changed_at",
-                "verified_at",
-                "verified_by",
-                "verification_reason",
-            ]
-        )
-        audit.record(
-            f"submissions.verification.{new.value}",
-            actor=actor,
-            target=submission,
-            **{"from": current.value, "to": new.value, "note": note, "reason": reason},
-        )
-        if submission.publish and VerificationStatus.VERIFIED in (current, new):
-            schedule_board_refresh(submission.benchmark_id)
-        for listener in _verification_listeners:
-            transaction.on_commit(partial(listener, submission.pk, current.value, new.value))
-    return submission
-
-
-# Callbacks (submission_id, from, to) after a committed verification move: notifications.
-_verification_listeners: list[Any] = []
-
-
-def add_verification_listener(listener: Any) -> None:
-    if listener not in _verification_listeners:
-        _verification_listeners.append(listener)
 
 
 # --- quota ------------------------------------------------------------------------------------
@@ -486,7 +417,8 @@ def import_published_result(
     Creates a `Submission` (source imported, published, no predictions file, no owner) and a
     run with the given metric values and no test set, walks the run through the state machine
     (received -> queued -> scoring -> scored -> complete, each step audited, noted as an
-    import) and verifies the entry as of `verified_at`. Metric keys the benchmark does not
+    import) and verifies the entry as of `verified_at`, which is also its published date (the
+    board's date column, kept when the row is later withdrawn and verified again). Metric keys the benchmark does not
     have are refused (`DomainError`), as is a model name a published entry already uses;
     metrics not given are missing. The run requests nothing on anyone's quota. The board is
     recomputed on commit. Returns the submission.
@@ -507,6 +439,7 @@ def import_published_result(
             model_url=model_url,
             is_baseline=is_baseline,
             publish=True,
+            published_at=verified_at,
         )
         audit.record("submissions.submission.imported", actor=actor, target=submission, note=note)
         evaluation = Evaluation.objects.create(
@@ -525,148 +458,3 @@ def import_published_result(
             submission, VerificationStatus.VERIFIED, actor=actor, note=note, verified_at=verified_at
         )
     return submission
-
-
-# --- the boards -------------------------------------------------------------------------------
-
-
-def recompute_board(benchmark: Benchmark) -> list[BoardEntry]:
-    """Rank the benchmark's published entries and rewrite its board: the one writer of
-    `BoardEntry`.
-
-    In one transaction, serialised on the benchmark row: reads each published entry's newest
-    run with scores, ranks the entries with `benchmark.scoring.ranking.rank_entries` under the
-    benchmark's policy (tie method and rounding; scope: the union of both boards, or each board
-    on its own rows), marks the best and second-best value of every column within each board,
-    and replaces all of the benchmark's rows. Verified entries form the Official board, the
-    others the Community board. A pending judge metric is missing to the ranking, so it ranks
-    last until the judge has run (docs/boards.md). Idempotent. Returns the new rows.
-    """
-    with transaction.atomic():
-        benchmark = Benchmark.objects.select_for_update().get(pk=benchmark.pk)
-        metrics = list(benchmark.metrics.all())
-        runs = board_candidates(benchmark) if metrics else []
-        entries = {
-            run.submission_id: ranking_entry(
-                run.submission_id, run.submission.model_name, run.metrics, metrics
-            )
-            for run in runs
-        }
-        boards = {kind: [run for run in runs if run.submission.board == kind] for kind in BoardKind}
-        groups = [runs]
-        if benchmark.ranking_scope == RankingScope.PER_BOARD:
-            groups = list(boards.values())
-        specs, policy = metric_specs(metrics), ranking_policy(benchmark)
-        ranked: dict[int, RankedEntry] = {}
-        for group in filter(None, groups):  # the ranking refuses nothing to rank on
-            for row in rank_entries([entries[run.submission_id] for run in group], specs, policy):
-                ranked[row.key] = row
-        highlights: dict[int, dict[str, str]] = {}
-        for group in boards.values():
-            highlights.update(
-                _column_highlights(
-                    [entries[run.submission_id] for run in group], specs, benchmark.ranking_decimals
-                )
-            )
-
-        now = timezone.now()
-        BoardEntry.objects.filter(benchmark=benchmark).delete()
-        rows = BoardEntry.objects.bulk_create(
-            [
-                _board_entry(benchmark, run, ranked[run.submission_id], highlights, computed_at=now)
-                for run in runs
-            ]
-        )
-    rows.sort(key=lambda row: (row.board, row.rank))
-    return rows
-
-
-def _board_entry(
-    benchmark: Benchmark,
-    run: Evaluation,
-    ranked: RankedEntry,
-    highlights: dict[int, dict[str, str]],
-    *,
-    computed_at: datetime,
-) -> BoardEntry:
-    submission = run.submission
-    return BoardEntry(
-        benchmark=benchmark,
-        submission=submission,
-        evaluation=run,
-        board=submission.board,
-        rank=ranked.rank,
-        mean_rank=ranked.mean_rank,
-        wins=ranked.wins,
-        values=run.metrics,
-        highlights=highlights.get(submission.pk, {}),
-        judge_pending=run.state in STATES_JUDGE_PENDING,
-        listed_at=(submission.verified_at if submission.is_verified else None)
-        or run.scored_at
-        or run.created_at,
-        computed_at=computed_at,
-    )
-
-
-# Highlight classes by dense rank within a board: the best value, then the next distinct one.
-HIGHLIGHTS = {1: "best", 2: "second"}
-
-
-def _column_highlights(
-    entries: list[Entry], specs: list[MetricSpec], decimals: int | None
-) -> dict[int, dict[str, str]]:
-    """Per entry, the columns where it holds the board's best or second-best value.
-
-    Dense ranks on the values as the board ranks them (rounded the same way), so equal values
-    share a highlight and "second" is the next distinct value. A missing value is never
-    highlighted, even where dense ranking puts it second.
-    """
-    if not entries:
-        return {}
-    values = {entry.key: entry.values for entry in entries}
-    marks: dict[int, dict[str, str]] = {}
-    for row in rank_entries(entries, specs, RankingPolicy(tie_method="dense", decimals=decimals)):
-        marks[row.key] = {
-            key: HIGHLIGHTS[rank]
-            for key, rank in row.metric_ranks.items()
-            if rank in HIGHLIGHTS and values[row.key][key] is not None
-        }
-    return marks
-
-
-def schedule_board_refresh(benchmark_id: int) -> None:
-    """Recompute the benchmark's board when the current transaction commits (at once outside a
-    transaction).
-
-    Synchronous, in the committing process (the web server for a verification, the worker
-    after scoring): the board is right as soon as the change is visible, and tests and the
-    demo need no worker for it. Several changes in one transaction recompute several times;
-    each recompute is complete and idempotent, and a board of 1,000 entries takes well under a
-    second (docs/boards.md).
-    """
-    transaction.on_commit(partial(refresh_board, benchmark_id))
-
-
-def refresh_board(benchmark_id: int) -> None:
-    """Recompute a board now; if that fails, log it and queue `task_recompute_board` so the
-    worker retries. The change that asked for it has committed already and must not fail
-    because derived data could not be rebuilt."""
-    benchmark = Benchmark.objects.filter(pk=benchmark_id).first()
-    if benchmark is None:
-        return
-    try:
-        recompute_board(benchmark)
-    except Exception:
-        logger.exception(
-            "recomputing the board of benchmark %s failed; queued a retry", benchmark_id
-        )
-        enqueue_board_recompute(benchmark_id)
-
-
-def enqueue_board_recompute(benchmark_id: int) -> None:
-    # Imported here for the same reason as in enqueue_scoring.
-    from django_q.tasks import async_task
-
-    async_task(
-        "submissions.tasks.task_recompute_board", benchmark_id, q_options={"group": "boards"}
-    )

@@ -18,7 +18,7 @@ from benchmark.models import Benchmark, Metric
 from benchmark.selectors import active_testset, benchmark_by_slug, public_benchmarks
 from core.exceptions import DomainError, InvalidPredictions
 
-from . import notifications, selectors, services
+from . import notifications, selectors, services, verification
 from .enums import BoardKind
 from .forms import SubmissionForm
 from .models import Submission
@@ -45,6 +45,7 @@ def board(request: HttpRequest, slug: str, board: str = BoardKind.OFFICIAL) -> H
         "summary": summary,
         "count": summary.counts[board],
         "table": _board_table(benchmark, BoardKind(board), sort, metrics, summary),
+        **_official_how(benchmark),
     }
     return render(request, "submissions/board.html", context)
 
@@ -84,8 +85,17 @@ def about(request: HttpRequest, slug: str) -> HttpResponse:
         "about": selectors.about_blocks(benchmark.about),
         "metrics": list(benchmark.metrics.all()),
         "test_set": active_testset(benchmark),
+        **_official_how(benchmark),
     }
     return render(request, "submissions/about.html", context)
+
+
+def _official_how(benchmark: Benchmark) -> dict[str, object]:
+    """The context of "How to get on the Official board" (Official tab and About)."""
+    return {
+        "official_steps": verification.OFFICIAL_STEPS,
+        "contact_href": verification.contact_href(benchmark),
+    }
 
 
 @login_required
@@ -145,6 +155,7 @@ def submission_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "notifications": notifications.submission_notifications(
             status.submission, viewer=request.user
         ),
+        "verification": verification.verification_summary(status.submission),
     }
     return render(request, "submissions/submission_detail.html", context)
 

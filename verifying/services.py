@@ -50,10 +50,13 @@ from submissions.services import set_verification_status
 
 from . import frames
 from .enums import ACTIVE_RERUN_STATES, ItemState, RerunStatus
+from .evidence import verify_from_report
 from .models import ModelEndpoint, RerunItem, RerunJob
 from .runner import Answer, Content, ModelClient, answer_many
 
 logger = logging.getLogger(__name__)
+
+__all__ = ["verify_from_report"]  # in .evidence, with the check it applies; found here too
 
 BULK_BATCH = 1000
 MISSING_FRAMES_SHOWN = 5
@@ -613,7 +616,7 @@ def build_report(
     }
 
 
-# --- failing, cancelling, verifying --------------------------------------------------------------
+# --- failing, cancelling --------------------------------------------------------------
 
 
 def _fail_job(job: RerunJob, message: str) -> RerunJob:
@@ -646,42 +649,6 @@ def _back_to_access_granted(job: RerunJob, *, actor: Any, note: str) -> None:
         set_verification_status(
             submission, VerificationStatus.ACCESS_GRANTED, actor=actor, note=note
         )
-
-
-def verify_from_report(
-    job: RerunJob, *, actor: Any, force: bool = False, note: str = ""
-) -> Submission:
-    """Verify the entry from its re-run's report: the entry moves to `verified` (the Official
-    board follows on commit). Refused (`DomainError`) unless the job is done and is the entry's
-    newest re-run, and unless every compared metric is within the tolerance; `force=True` with a
-    `note` saying why verifies anyway. Returns the submission."""
-    job.refresh_from_db()
-    if job.state != RerunStatus.DONE:
-        raise DomainError(f"Re-run {job.pk} is {job.state.label.lower()}, not done.")
-    newest = job.submission.reruns.order_by("-created_at", "-id").first()
-    if newest is not None and newest.pk != job.pk:
-        raise DomainError(f"Re-run {newest.pk} is newer; verify from its report.")
-    report = job.report
-    note = note.strip()
-    if report.get("all_within"):
-        text = f"re-run {job.pk}: {report['compared']} metrics within ±{report['tolerance']:g}"
-        if report["pending"]:
-            text += f", {report['pending']} pending"
-    elif force and note:
-        text = f"re-run {job.pk}: verified despite the report ({note})"
-    elif force:
-        raise DomainError("Say why the entry is verified although the report is not in order.")
-    else:
-        outside = [row["metric"] for row in report.get("rows", []) if row["within"] is False]
-        raise DomainError(
-            f"Re-run {job.pk} differs from the self-reported values beyond the tolerance of "
-            f"{report.get('tolerance', 0):g} on {', '.join(outside) or 'no compared metric'}."
-        )
-    if note and not force:
-        text += f" ({note})"
-    return set_verification_status(
-        job.submission, VerificationStatus.VERIFIED, actor=actor, note=text
-    )
 
 
 # --- the reaper ----------------------------------------------------------------------------------

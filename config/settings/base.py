@@ -284,6 +284,8 @@ def mailers_from_env(default_backend: str) -> dict[str, dict[str, Any]]:
 
 MAILERS = mailers_from_env(_SMTP_EMAIL_BACKEND)
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "Podium <podium@localhost>")
+# Where submitters reach the maintainers when a benchmark has no contact_url of its own.
+PODIUM_CONTACT_EMAIL = env_str("PODIUM_CONTACT_EMAIL", "podium@localhost")
 # The site's address as the submitter reaches it, for the links in emails (no trailing slash).
 PODIUM_SITE_URL = env_str("PODIUM_SITE_URL", "http://127.0.0.1:8000")
 

@@ -21,6 +21,7 @@ from submissions.enums import BoardKind, EvaluationStatus, VerificationStatus
 from submissions.models import BoardEntry, Evaluation, Submission
 from tests.accounts.factories import UserFactory
 from tests.judging.conftest import *  # noqa: F403  (judged_benchmark, scored_run, standin, ...)
+from tests.verifying.factories import rerun_report
 
 from .factories import SubmissionFactory, scored_entry
 
@@ -95,6 +96,8 @@ def moved_to(submission, state, *, actor=None):
     }[state]
     for step in path:
         submission = services.set_verification_status(submission, step, actor=actor)
+    if state == V.VERIFYING:
+        rerun_report(submission)  # its re-run is done and within the tolerance
     return submission
 
 
@@ -137,17 +140,20 @@ def test_a_maintainer_moves_entries_and_each_move_is_audited_with_the_maintainer
     entry.refresh_from_db()
     assert entry.verification_status == new
     assert page_messages(response) == [message]
+    data = {"from": start.value, "to": new.value, "note": "emailed the first author", "reason": ""}
+    if new == V.VERIFIED:
+        rerun = entry.reruns.get()
+        data["evidence"] = {
+            "summary": f"re-run {rerun.pk}: 1 metrics within ±0.01",
+            "rerun": rerun.pk,
+            "evaluation": entry.evaluations.get().pk,
+            "compared": 1,
+            "pending": 0,
+            "tolerance": 0.01,
+            "forced": False,
+        }
     assert verification_events(entry)[before:] == [
-        (
-            f"submissions.verification.{new.value}",
-            maintainer.username,
-            {
-                "from": start.value,
-                "to": new.value,
-                "note": "emailed the first author",
-                "reason": "",
-            },
-        )
+        (f"submissions.verification.{new.value}", maintainer.username, data)
     ]
 
 
@@ -249,9 +255,37 @@ def test_an_uploaded_entry_is_not_verified_directly(as_maintainer, entry):
     entry.refresh_from_db()
     assert entry.verification_status == V.COMMUNITY
     assert page_messages(response) == [
-        "Not done: Entry: An uploaded entry is verified through the workflow (nominate, "
-        "contact, re-run); only results the maintainers produced are verified directly."
+        "Not done: Entry: An uploaded entry is verified on an independent re-run of its model: "
+        "nominate it, record the contact with the authors, grant access and start a re-run, "
+        "then verify from the re-run's report. This entry is community."
     ]
+
+
+@pytest.mark.parametrize(
+    ("status", "expected"),
+    [
+        ("queued", "Re-run {pk} is queued (0 of 5 answers)"),
+        ("running", "Re-run {pk} is running (0 of 5 answers)"),
+    ],
+)
+def test_the_bulk_verify_refuses_an_entry_whose_rerun_is_not_done(
+    as_maintainer, medvidbench_definition, django_capture_on_commit_callbacks, status, expected
+):
+    """The reproduction of issue 10.1: an entry in `verifying` with its re-run queued at 0
+    answers, no report and no note, put on the Official board by the admin's bulk action."""
+    entry = scored_entry(medvidbench_definition, "Entry", values())
+    for step in (V.NOMINATED, V.CONTACTED, V.ACCESS_GRANTED, V.VERIFYING):
+        services.set_verification_status(entry, step, actor=None)
+    rerun = rerun_report(entry, status=status)
+
+    with django_capture_on_commit_callbacks(execute=True):
+        response = act(as_maintainer, "verify", [entry])
+
+    entry.refresh_from_db()
+    assert (entry.verification_status, entry.verified_at) == (V.VERIFYING, None)
+    (message,) = page_messages(response)
+    assert message.startswith("Not done: Entry: " + expected.format(pk=rerun.pk))
+    assert not BoardEntry.objects.filter(board=BoardKind.OFFICIAL).exists()
 
 
 # --- who may act ---------------------------------------------------------------------------------
@@ -359,6 +393,7 @@ def test_the_official_board_changes_exactly_when_an_entry_is_verified_or_withdra
     with django_capture_on_commit_callbacks(execute=True):
         services.set_verification_status(entry, V.VERIFYING, actor=None)
     assert (board_of(entry), board_of(other)) == community
+    rerun_report(entry)
 
     assert run("verify", [entry]) == (BoardKind.OFFICIAL, BoardKind.COMMUNITY)
     assert [e.submission_id for e in BoardEntry.objects.filter(board=BoardKind.OFFICIAL)] == [

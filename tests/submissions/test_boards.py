@@ -5,10 +5,11 @@ import itertools
 from datetime import UTC, datetime
 
 import pytest
+from django.utils import timezone
 
 from benchmark.enums import RankingScope, TieMethod
 from benchmark.services import ensure_medvidbench, update_benchmark, update_metric
-from core.exceptions import DomainError, InvalidTransition
+from core.exceptions import DomainError, InvalidTransition, VerificationRefused
 from core.models import AuditEvent
 from submissions import services, tasks
 from submissions.enums import (
@@ -20,6 +21,7 @@ from submissions.enums import (
 from submissions.models import BoardEntry, Submission
 from submissions.selectors import board_rows, would_be_rank
 from tests.accounts.factories import UserFactory
+from tests.verifying.factories import rerun_report
 
 from .factories import EvaluationFactory, SubmissionFactory, scored_entry
 
@@ -297,34 +299,156 @@ def test_failed_and_evaluate_only_runs_are_never_on_a_board(medvidbench_definiti
 
 
 VERIFICATION_PAIRS = list(itertools.product(VerificationStatus, VerificationStatus))
+V = VerificationStatus
 
 
+def scored_entry_run(submission):
+    return EvaluationFactory(
+        submission=submission,
+        status=EvaluationStatus.COMPLETE,
+        metrics=submission.evaluations.first().metrics,
+        scored_at=timezone.now(),
+    )
+
+
+def expected_refusal(current, new, *, upload, evidence, note):
+    """What the writer must refuse for this move, or None: the transition map, then the
+    evidence a move to verified needs (an upload: a done re-run within the tolerance, and only
+    from `verifying`; the maintainers' own result: a note when re-verified after a withdrawal or
+    rejection, a re-run when it went through the workflow)."""
+    if new not in current.allowed_next:
+        return InvalidTransition
+    if new != V.VERIFIED:
+        return None
+    if current == V.VERIFYING:
+        return None if evidence else VerificationRefused
+    if upload:
+        return VerificationRefused
+    if current in (V.WITHDRAWN, V.REJECTED) and not note:
+        return VerificationRefused
+    return None
+
+
+@pytest.mark.parametrize("upload", [True, False], ids=["upload", "maintainer_result"])
+@pytest.mark.parametrize("evidence", [True, False], ids=["rerun_within", "no_rerun"])
+@pytest.mark.parametrize("note", ["checked", ""], ids=["note", "no_note"])
 @pytest.mark.parametrize(
     ("current", "new"), VERIFICATION_PAIRS, ids=[f"{a}->{b}" for a, b in VERIFICATION_PAIRS]
 )
-def test_verification_accepts_exactly_the_allowed_moves(current, new):
-    # A baseline: the maintainers' own result, which may also be verified directly.
-    submission = SubmissionFactory(verification_status=current, is_baseline=True)
+def test_verification_accepts_exactly_the_allowed_moves_with_their_evidence(
+    medvidbench_definition, current, new, upload, evidence, note
+):
+    submission = scored_entry(
+        medvidbench_definition,
+        "Entry",
+        values(),
+        verification_status=current,
+        is_baseline=not upload,
+    )
+    if evidence:
+        rerun = rerun_report(submission)
     before = AuditEvent.objects.count()
-    if new in current.allowed_next:
-        reason = "not reproduced" if new in VERIFICATION_NEEDS_REASON else ""
-        services.set_verification_status(submission, new, actor=None, note="checked", reason=reason)
+    refusal = expected_refusal(current, new, upload=upload, evidence=evidence, note=note)
+    reason = "not reproduced" if new in VERIFICATION_NEEDS_REASON else ""
+    if refusal is None:
+        services.set_verification_status(submission, new, actor=None, note=note, reason=reason)
         submission.refresh_from_db()
         assert submission.verification_status == new
-        assert (submission.verified_at is not None) == (new == VerificationStatus.VERIFIED)
+        assert (submission.verified_at is not None) == (new == V.VERIFIED)
         assert submission.verification_reason == reason
         event = AuditEvent.objects.first()
-        assert (event.action, event.data) == (
-            f"submissions.verification.{new.value}",
-            {"from": current.value, "to": new.value, "note": "checked", "reason": reason},
-        )
+        data = {"from": current.value, "to": new.value, "note": note, "reason": reason}
+        if new == V.VERIFIED and current == V.VERIFYING:
+            data["evidence"] = {
+                "summary": f"re-run {rerun.pk}: 1 metrics within ±0.01",
+                "rerun": rerun.pk,
+                "evaluation": submission.evaluations.get().pk,
+                "compared": 1,
+                "pending": 0,
+                "tolerance": 0.01,
+                "forced": False,
+            }
+        elif new == V.VERIFIED:
+            data["evidence"] = {
+                "summary": "the maintainers' own result (baseline)",
+                "kind": "maintainer_result",
+            }
+        assert (event.action, event.data) == (f"submissions.verification.{new.value}", data)
         assert AuditEvent.objects.count() == before + 1
     else:
-        with pytest.raises(InvalidTransition):
-            services.set_verification_status(submission, new, actor=None)
+        with pytest.raises(refusal):
+            services.set_verification_status(submission, new, actor=None, note=note, reason=reason)
         submission.refresh_from_db()
         assert submission.verification_status == current
         assert AuditEvent.objects.count() == before
+
+
+@pytest.mark.parametrize(
+    ("rerun", "force", "note", "message"),
+    [
+        (None, False, "", "has no re-run"),
+        ({"status": "queued"}, False, "", "is queued"),
+        ({"status": "running"}, False, "", "is running"),
+        ({"status": "failed"}, False, "", "is failed"),
+        ({"within": False}, False, "", "beyond the tolerance of 0.01 on CVS_acc"),
+        ({"within": False}, True, "", "Say in the note why"),
+        ({"stale": True}, False, "", "now ranked by run"),
+    ],
+    ids=["none", "queued", "running", "failed", "outside", "forced_without_note", "stale"],
+)
+def test_an_upload_in_verifying_is_verified_only_on_its_newest_reruns_report(
+    medvidbench_definition, rerun, force, note, message
+):
+    submission = scored_entry(
+        medvidbench_definition, "Entry", values(), verification_status=V.VERIFYING
+    )
+    if rerun is not None and rerun.get("stale"):
+        rerun_report(submission)
+        scored_entry_run(submission)  # scored again after the re-run compared the old run
+    elif rerun is not None:
+        rerun_report(submission, **rerun)
+
+    with pytest.raises(VerificationRefused, match=message):
+        services.set_verification_status(submission, V.VERIFIED, actor=None, force=force)
+
+    submission.refresh_from_db()
+    assert (submission.verification_status, submission.verified_at) == (V.VERIFYING, None)
+    assert board_names(medvidbench_definition, BoardKind.OFFICIAL) == []
+
+
+def test_a_forced_verify_with_a_note_records_what_was_outside(medvidbench_definition):
+    submission = scored_entry(
+        medvidbench_definition, "Entry", values(), verification_status=V.VERIFYING
+    )
+    rerun = rerun_report(submission, within=False)
+
+    services.set_verification_status(
+        submission, V.VERIFIED, actor=None, force=True, note="their server's sampling changed"
+    )
+
+    event = AuditEvent.objects.first()
+    assert event.data["evidence"] == {
+        "summary": f"re-run {rerun.pk}: verified despite the report (their server's sampling "
+        "changed)",
+        "rerun": rerun.pk,
+        "evaluation": submission.evaluations.get().pk,
+        "compared": 1,
+        "pending": 0,
+        "tolerance": 0.01,
+        "forced": True,
+        "outside": ["CVS_acc"],
+    }
+
+
+def test_only_the_newest_rerun_counts(medvidbench_definition):
+    submission = scored_entry(
+        medvidbench_definition, "Entry", values(), verification_status=V.VERIFYING
+    )
+    rerun_report(submission)  # an older re-run was within the tolerance
+    newest = rerun_report(submission, within=False)
+
+    with pytest.raises(VerificationRefused, match=f"Re-run {newest.pk} differs"):
+        services.set_verification_status(submission, V.VERIFIED, actor=None)
 
 
 def test_an_evaluate_only_entry_cannot_be_verified():
@@ -340,6 +464,7 @@ def test_verifying_moves_an_entry_to_the_official_board_on_commit(
     submission = scored_entry(
         benchmark, "Promoted", values(), verification_status=VerificationStatus.VERIFYING
     )
+    rerun_report(submission)
     services.recompute_board(benchmark)
     assert board_names(benchmark, BoardKind.COMMUNITY) == [("Promoted", 1)]
 

@@ -25,6 +25,7 @@ from submissions.models import Notification, NotificationKind
 from submissions.notifications import UNREAD_SHOWN, VERIFICATION_KIND, notify
 from tests.accounts.factories import UserFactory
 from tests.benchmark.factories import BenchmarkFactory
+from tests.verifying.factories import rerun_report
 
 from .factories import EvaluationFactory, SubmissionFactory
 
@@ -60,10 +61,13 @@ def move(django_capture_on_commit_callbacks):
     service schedules on commit."""
     maintainer = UserFactory(is_staff=True)
 
-    def move(submission, new, *, reason=""):
+    def move(submission, new, *, reason="", note=""):
+        submission.refresh_from_db(fields=["verification_status"])
+        if new == V.VERIFIED and submission.verification_status == V.VERIFYING:
+            rerun_report(submission)  # the evidence: a re-run within the tolerance
         with django_capture_on_commit_callbacks(execute=True):
             return services.set_verification_status(
-                submission, new, actor=maintainer, reason=reason
+                submission, new, actor=maintainer, reason=reason, note=note
             )
 
     return move
@@ -84,13 +88,15 @@ MOVES = [(current, new) for current, allowed in VERIFICATION_TRANSITIONS.items()
 def test_every_verification_move_notifies_exactly_when_the_submitter_must_hear(
     move, owner, current, new
 ):
-    # States set by the test; a direct community -> verified move is for baselines only.
+    # States set by the test; verified from anywhere but `verifying` is for the maintainers'
+    # own results only (a baseline here), re-verified with a note.
     submission = SubmissionFactory(
-        owner=owner, verification_status=current, is_baseline=current == V.COMMUNITY
+        owner=owner, verification_status=current, is_baseline=current != V.VERIFYING
     )
+    EvaluationFactory(submission=submission, status=EvaluationStatus.COMPLETE, metrics={})
     reason = REASON if new in VERIFICATION_NEEDS_REASON else ""
 
-    move(submission, new, reason=reason)
+    move(submission, new, reason=reason, note="re-checked")
 
     expected = VERIFICATION_KIND.get(new)
     assert kinds() == ([expected] if expected else [])
@@ -163,6 +169,7 @@ def test_the_plain_text_email_is_not_html_escaped(move):
 
 
 def test_the_whole_workflow_tells_the_submitter_four_times(move, submission):
+    EvaluationFactory(submission=submission, status=EvaluationStatus.COMPLETE, metrics={})
     for state in (V.NOMINATED, V.CONTACTED, V.ACCESS_GRANTED, V.VERIFYING, V.VERIFIED):
         move(submission, state)
     move(submission, V.WITHDRAWN, reason="The authors asked for it.")

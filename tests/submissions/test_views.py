@@ -1,7 +1,9 @@
 """The web pages: boards, About, the submit form, the status page, my submissions."""
 
 import json
+import re
 from datetime import UTC, datetime
+from html import unescape
 from html.parser import HTMLParser
 
 import pytest
@@ -10,9 +12,11 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.utils.html import escape
 
 from benchmark.services import update_benchmark
+from core.exceptions import VerificationRefused
 from submissions import services
-from submissions.enums import EvaluationStatus
+from submissions.enums import EvaluationStatus, VerificationStatus
 from submissions.models import Evaluation, Submission
+from submissions.verification import OFFICIAL_STEPS
 from tests.accounts.factories import UserFactory
 
 from .factories import EvaluationFactory, scored_entry
@@ -212,6 +216,107 @@ def test_an_imported_published_result_is_marked_with_its_verification_date(
     (row,) = parse_table(get(client, "/b/medvidbench/"), "board").rows[1:]
 
     assert (row[1][1], row[-1][1]) == ("GPT-4.1 ✓ verified baseline", "2026-04-15 imported")
+
+
+def test_withdrawing_and_reverifying_an_imported_row_keeps_its_date_and_records_both(
+    client, benchmark, django_capture_on_commit_callbacks
+):
+    """Issue 10.7: an imported Official row, withdrawn, could never come back (nominate worked,
+    verify was refused) and its date became today under a tag saying "verified on this date"."""
+    with django_capture_on_commit_callbacks(execute=True):
+        imported = services.import_published_result(
+            benchmark,
+            model_name="GPT-4.1",
+            values=values(),
+            verified_at=datetime(2026, 4, 15, 12, tzinfo=UTC),
+            is_baseline=True,
+        )
+    with django_capture_on_commit_callbacks(execute=True):
+        services.set_verification_status(
+            imported, VerificationStatus.WITHDRAWN, actor=None, reason="Numbers in doubt."
+        )
+    (row,) = parse_table(get(client, "/b/medvidbench/community/"), "board").rows[1:]
+    assert (row[1][1], row[-1][1]) == ("GPT-4.1 baseline", "2026-04-15 imported")
+
+    with pytest.raises(VerificationRefused, match="Say in the note why"):
+        services.set_verification_status(imported, VerificationStatus.VERIFIED, actor=None)
+    with django_capture_on_commit_callbacks(execute=True):
+        services.set_verification_status(
+            imported, VerificationStatus.VERIFIED, actor=None, note="checked against the paper"
+        )
+
+    imported.refresh_from_db()
+    today = datetime.now(UTC).date().isoformat()
+    assert imported.verified_at.date().isoformat() == today
+    content = get(client, "/b/medvidbench/")
+    (row,) = parse_table(content, "board").rows[1:]
+    # The date column is still the published date; the verified tag carries today's check.
+    assert (row[1][1], row[-1][1]) == ("GPT-4.1 ✓ verified baseline", "2026-04-15 imported")
+    assert f'title="Verified on {today} (imported result)"' in content
+
+
+def test_the_official_tab_and_about_say_how_to_get_on_the_official_board(client, board):
+    for url in ("/b/medvidbench/", "/b/medvidbench/about/"):
+        content = get(client, url)
+        assert "How to get on the Official board" in content
+        steps = re.findall(r'<section class="official-how".*?</section>', content, re.S)[0]
+        assert [
+            unescape(re.sub(r"<[^>]+>", "", item)).strip()
+            for item in re.findall(r"<li>(.*?)</li>", steps)
+        ] == list(OFFICIAL_STEPS)
+        assert '<a href="/b/medvidbench/submit/">Submit your model' in steps
+        assert '<a href="mailto:podium@localhost">Contact the maintainers</a>' in steps
+    assert "How to get on the Official board" not in get(client, "/b/medvidbench/community/")
+
+    update_benchmark(board, actor=None, contact_url="https://github.com/example/medvidbench/issues")
+    assert (
+        '<a href="https://github.com/example/medvidbench/issues">Contact the maintainers</a>'
+        in get(client, "/b/medvidbench/about/")
+    )
+
+
+@pytest.mark.parametrize(
+    ("state", "reason", "label", "explained"),
+    [
+        ("community", "", "Community", "On the Community board, not verified."),
+        ("contacted", "", "Authors contacted", "asked you for access to the model's API"),
+        ("verifying", "", "Being verified", "re-running the model through its API"),
+        ("rejected", "The re-run scored 0.2 lower.", "Rejected", "Not verified;"),
+        ("withdrawn", "Licence revoked.", "Withdrawn", "Withdrawn from the Official board"),
+    ],
+)
+def test_the_submitter_sees_the_verification_state_and_reason(
+    client, benchmark, submitter, state, reason, label, explained
+):
+    entry = scored_entry(
+        benchmark,
+        "Mine",
+        values(),
+        owner=submitter,
+        verification_status=state,
+        verification_reason=reason,
+    )
+    client.force_login(submitter)
+
+    page = get(client, f"/submissions/{entry.pk}/")
+    section = re.findall(r'<section class="verification".*?</section>', page, re.S)[0]
+    assert f'<span class="state verification-{state}">{label}</span>' in section
+    assert explained in unescape(section)
+    assert (f"<strong>Reason:</strong> {reason}" in section) == bool(reason)
+    listing = parse_table(get(client, "/submissions/"), "submissions").rows[1:]
+    assert listing[0][5][1] == (f"{label} Reason: {reason}" if reason else label)
+
+
+def test_an_evaluate_only_entry_says_it_is_never_verified(client, benchmark, submitter):
+    entry = scored_entry(benchmark, "Private", values(), owner=submitter, publish=False)
+    client.force_login(submitter)
+
+    page = get(client, f"/submissions/{entry.pk}/")
+
+    section = re.findall(r'<section class="verification".*?</section>', page, re.S)[0]
+    assert "Evaluate only: never published, so never verified." in section
+    assert "<ol" not in section
+    assert parse_table(get(client, "/submissions/"), "submissions").rows[1][5][1] == "—"
 
 
 def test_every_column_sorts_in_one_click_without_changing_the_rank(client, board):
@@ -561,7 +666,7 @@ def test_my_submissions_lists_them_all_in_constant_queries(
         content = get(client, "/submissions/")
 
     rows = parse_table(content, "submissions").rows[1:]
-    assert [(row[0][1], row[3][1], row[4][1], row[5][1]) for row in rows] == [
-        (f"Mine {number}", "Complete", "Community", str(number + 1))
+    assert [(row[0][1], row[3][1], row[4][1], row[5][1], row[6][1]) for row in rows] == [
+        (f"Mine {number}", "Complete", "Community", "Community", str(number + 1))
         for number in reversed(range(count))
     ]

@@ -7,7 +7,7 @@ from django.core.management import CommandError, call_command
 
 from benchmark.scoring import load_ground_truth
 from submissions.enums import VerificationStatus
-from verifying import frames
+from verifying import frames, services
 from verifying.enums import RerunStatus
 from verifying.models import RerunJob
 
@@ -47,3 +47,34 @@ def test_the_demo_generator_writes_every_frame_a_rerun_sends(tmp_path):
     assert frames.missing_frames(test_set.samples, tmp_path / "frames", 8) == []
     sizes = [path.stat().st_size for path in (tmp_path / "frames").rglob("*.jpg")]
     assert max(sizes) < 200
+
+
+@pytest.mark.integration
+@pytest.mark.django_db
+def test_verify_from_the_shell_applies_the_same_evidence_rule(
+    access_granted, endpoint, django_capture_on_commit_callbacks
+):
+    job = services.start_rerun(access_granted, actor=None, enqueue=False)
+    with pytest.raises(CommandError, match=rf"Re-run {job.pk} is queued .*wait for re-run"):
+        call_command("verify", str(access_granted.pk), stdout=io.StringIO())
+    access_granted.refresh_from_db()
+    assert access_granted.verification_status == VerificationStatus.VERIFYING
+
+    with django_capture_on_commit_callbacks(execute=True):
+        services.run_job(job.pk)
+    out = io.StringIO()
+    with django_capture_on_commit_callbacks(execute=True):
+        call_command("verify", str(access_granted.pk), stdout=out)
+
+    access_granted.refresh_from_db()
+    assert access_granted.verification_status == VerificationStatus.VERIFIED
+    assert out.getvalue() == "'SurgVLM' is verified: on the Official board.\n"
+
+
+@pytest.mark.integration
+@pytest.mark.django_db
+def test_verify_from_the_shell_refuses_an_upload_outside_the_workflow(entry):
+    with pytest.raises(CommandError, match="next step: nominate the entry"):
+        call_command("verify", str(entry.pk), stdout=io.StringIO())
+    with pytest.raises(CommandError, match="There is no submission 999999"):
+        call_command("verify", "999999", stdout=io.StringIO())

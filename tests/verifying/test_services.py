@@ -256,7 +256,7 @@ def test_verify_is_refused_when_the_report_is_not_within_tolerance(
 
     with pytest.raises(DomainError, match="beyond the tolerance"):
         services.verify_from_report(job, actor=maintainer)
-    with pytest.raises(DomainError, match="Say why"):
+    with pytest.raises(DomainError, match="Say in the note why"):
         services.verify_from_report(job, actor=maintainer, force=True)
     access_granted.refresh_from_db()
     assert access_granted.verification_status == VerificationStatus.VERIFYING

@@ -1,0 +1,103 @@
+"""What an uploaded entry's verification rests on: its newest re-run's discrepancy report.
+
+`rerun_evidence` is installed into the verification workflow's one writer
+(`submissions.verification.set_verification_status`) when the app is ready, so every path to
+verified (the admin's bulk action, "Verify from report", a shell) passes the same check:
+the entry's newest re-run is done, it was compared with the run the entry is ranked by, and
+every compared metric is within the benchmark's tolerance, or the verify is forced with a note
+saying why. Refusals are `VerificationRefused`, naming the missing step and the object where it
+is taken (the entry, to start a re-run; the re-run, to wait for it or read its report).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from core.exceptions import VerificationRefused
+from submissions.enums import VerificationStatus
+from submissions.models import Submission
+from submissions.selectors import newest_scored_run
+from submissions.services import Evidence, set_verification_status
+
+from .enums import RerunStatus
+from .models import RerunJob
+
+
+def newest_rerun(submission: Submission) -> RerunJob | None:
+    return submission.reruns.order_by("-created_at", "-id").first()
+
+
+def rerun_evidence(submission: Submission, *, force: bool = False, note: str = "") -> Evidence:
+    """The evidence for verifying `submission` (an upload in `verifying`), or
+    `VerificationRefused`. Reads; called by the writer under its row lock."""
+    job = newest_rerun(submission)
+    if job is None:
+        raise VerificationRefused(
+            "The entry has no re-run: register the model's endpoint and start a re-run, then "
+            "verify from its report.",
+            step="start a re-run",
+            target=submission,
+        )
+    if job.state != RerunStatus.DONE:
+        raise VerificationRefused(
+            f"Re-run {job.pk} is {job.state.label.lower()} ({job.items_finished:,} of "
+            f"{job.items_total:,} answers), so there is no report to verify from yet.",
+            step=f"wait for re-run {job.pk} to finish"
+            if not job.state.is_terminal
+            else "start a new re-run",
+            target=job,
+        )
+    report = job.report or {}
+    run = newest_scored_run(submission)
+    if run is None or report.get("evaluation") != run.pk:
+        raise VerificationRefused(
+            f"Re-run {job.pk} was compared with run {report.get('evaluation')}, but the entry is "
+            f"now ranked by run {run.pk if run else 'none'}: re-run the model again.",
+            step="start a new re-run",
+            target=submission,
+        )
+    data: dict[str, Any] = {
+        "rerun": job.pk,
+        "evaluation": run.pk,
+        "compared": report.get("compared", 0),
+        "pending": report.get("pending", 0),
+        "tolerance": report.get("tolerance"),
+        "forced": False,
+    }
+    if report.get("all_within"):
+        summary = f"re-run {job.pk}: {data['compared']} metrics within ±{data['tolerance']:g}"
+        if data["pending"]:
+            summary += f", {data['pending']} pending"
+        return Evidence(summary, data)
+    outside = [row["metric"] for row in report.get("rows", []) if row.get("within") is False]
+    if force and note:
+        data.update(forced=True, outside=outside)
+        return Evidence(f"re-run {job.pk}: verified despite the report ({note})", data)
+    if force:
+        raise VerificationRefused(
+            "Say in the note why the entry is verified although its report is not in order.",
+            step="add a note",
+            target=job,
+        )
+    raise VerificationRefused(
+        f"Re-run {job.pk} differs from the self-reported values beyond the tolerance of "
+        f"{report.get('tolerance', 0):g} on {', '.join(outside) or 'no compared metric'}; "
+        "read the report, and force the verify with a note only if the difference is explained.",
+        step=f"read the report of re-run {job.pk}",
+        target=job,
+    )
+
+
+def verify_from_report(
+    job: RerunJob, *, actor: Any, force: bool = False, note: str = ""
+) -> Submission:
+    """Verify the entry from the report of `job`, which must be its newest re-run; the writer
+    checks the report (`rerun_evidence`). The Official board follows on commit."""
+    newest = newest_rerun(job.submission)
+    if newest is not None and newest.pk != job.pk:
+        raise VerificationRefused(
+            f"Re-run {newest.pk} is newer; verify from its report.", step="open it", target=newest
+        )
+    return set_verification_status(
+        job.submission, VerificationStatus.VERIFIED, actor=actor, note=note, force=force
+    )
