@@ -30,6 +30,7 @@ from judging.models import JudgeJob
 from submissions import selectors, services
 from submissions.models import Evaluation, Submission
 from submissions.services import SubmissionDetails
+from submissions.verification import verification_summary
 
 # --- serializers -------------------------------------------------------------------------------
 
@@ -109,6 +110,21 @@ class JudgeSerializer(serializers.Serializer):
     estimated_cost_usd = serializers.DecimalField(max_digits=12, decimal_places=4, allow_null=True)
 
 
+class VerificationSerializer(serializers.Serializer):
+    """Where the entry stands on its way to the Official board, as the entry page says it."""
+
+    status = serializers.CharField(
+        help_text="community, nominated, contacted, access_granted, verifying, verified, "
+        "rejected, withdrawn; evaluate_only for an entry that is never published"
+    )
+    label = serializers.CharField()
+    explanation = serializers.CharField()
+    reason = serializers.CharField(
+        allow_blank=True, help_text="Why it was rejected or withdrawn (else blank)"
+    )
+    changed_at = serializers.DateTimeField(allow_null=True)
+
+
 class EvaluationSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     status = serializers.CharField()
@@ -152,6 +168,7 @@ class SubmissionSerializer(serializers.Serializer):
     publish = serializers.BooleanField()
     verified = serializers.BooleanField(read_only=True)
     verified_at = serializers.DateTimeField(allow_null=True, read_only=True)
+    verification = VerificationSerializer(read_only=True)
     created_at = serializers.DateTimeField()
     evaluation = EvaluationSerializer(allow_null=True)
     judge = JudgeSerializer(allow_null=True)
@@ -237,9 +254,21 @@ def _submission(request: Request, submission: Submission) -> dict[str, Any]:
         "publish": submission.publish,
         "verified": submission.is_verified,
         "verified_at": submission.verified_at,
+        "verification": _verification(submission),
         "created_at": submission.created_at,
         "evaluation": _evaluation(evaluation),
         "judge": _judge(evaluation, request.user),
+    }
+
+
+def _verification(submission: Submission) -> dict[str, Any]:
+    summary = verification_summary(submission)
+    return {
+        "status": summary.status.value if submission.publish else "evaluate_only",
+        "label": summary.label,
+        "explanation": summary.explanation,
+        "reason": summary.reason,
+        "changed_at": summary.changed_at,
     }
 
 

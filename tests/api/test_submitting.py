@@ -9,9 +9,9 @@ from rest_framework.test import APIClient
 
 from accounts.services import create_api_token, revoke_api_token
 from judging.services import configure_endpoint
-from submissions.enums import EvaluationStatus
+from submissions.enums import EvaluationStatus, VerificationStatus
 from submissions.models import Submission
-from submissions.services import score_evaluation
+from submissions.services import score_evaluation, set_verification_status
 from tests.accounts.factories import UserFactory
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db]
@@ -153,6 +153,35 @@ def test_status_and_results_are_the_owners_alone(benchmark, perfect_predictions)
     assert body["judge"]["state"] == "not_applicable"  # no judged metrics here
     assert token_client(UserFactory()).get(url).status_code == 404
     assert token_client(UserFactory(is_staff=True)).get(url).status_code == 200
+
+
+def test_the_submitter_reads_the_verification_state_and_reason(benchmark, perfect_predictions):
+    owner = UserFactory()
+    client = token_client(owner)
+    submission_id = submit(client, benchmark, perfect_predictions).json()["id"]
+    url = reverse("api:submission-detail", args=[submission_id])
+    assert client.get(url).json()["verification"] == {
+        "status": "community",
+        "label": "Community",
+        "explanation": "On the Community board, not verified. The maintainers contact top "
+        "performers to verify their results.",
+        "reason": "",
+        "changed_at": None,
+    }
+
+    submission = Submission.objects.get()
+    set_verification_status(submission, VerificationStatus.NOMINATED, actor=None)
+    set_verification_status(
+        submission, VerificationStatus.REJECTED, actor=None, reason="No model access."
+    )
+    verification = client.get(url).json()["verification"]
+
+    assert (verification["status"], verification["label"], verification["reason"]) == (
+        "rejected",
+        "Rejected",
+        "No model access.",
+    )
+    assert verification["changed_at"] is not None
 
 
 def test_the_list_holds_only_ones_own_submissions(benchmark, perfect_predictions):
