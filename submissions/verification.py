@@ -237,7 +237,7 @@ def verification_summary(submission: Submission) -> VerificationSummary:
         return VerificationSummary(
             status,
             "Evaluate only",
-            "Evaluate only: never published, so never verified.",
+            "Never published, so never verified.",
             "",
             None,
             None,

@@ -314,7 +314,7 @@ def test_an_evaluate_only_entry_says_it_is_never_verified(client, benchmark, sub
     page = get(client, f"/submissions/{entry.pk}/")
 
     section = re.findall(r'<section class="verification".*?</section>', page, re.S)[0]
-    assert "Evaluate only: never published, so never verified." in section
+    assert "Never published, so never verified." in section
     assert "<ol" not in section
     assert parse_table(get(client, "/submissions/"), "submissions").rows[1][5][1] == "—"
 
