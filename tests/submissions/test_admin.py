@@ -21,7 +21,7 @@ from submissions.enums import BoardKind, EvaluationStatus, VerificationStatus
 from submissions.models import BoardEntry, Evaluation, Submission
 from tests.accounts.factories import UserFactory
 from tests.judging.conftest import *  # noqa: F403  (judged_benchmark, scored_run, standin, ...)
-from tests.verifying.factories import rerun_report
+from tests.verifying.factories import rerun_report, within_evidence
 
 from .factories import SubmissionFactory, scored_entry
 
@@ -143,15 +143,7 @@ def test_a_maintainer_moves_entries_and_each_move_is_audited_with_the_maintainer
     data = {"from": start.value, "to": new.value, "note": "emailed the first author", "reason": ""}
     if new == V.VERIFIED:
         rerun = entry.reruns.get()
-        data["evidence"] = {
-            "summary": f"re-run {rerun.pk}: 1 metrics within ±0.01",
-            "rerun": rerun.pk,
-            "evaluation": entry.evaluations.get().pk,
-            "compared": 1,
-            "pending": 0,
-            "tolerance": 0.01,
-            "forced": False,
-        }
+        data["evidence"] = within_evidence(rerun)
     assert verification_events(entry)[before:] == [
         (f"submissions.verification.{new.value}", maintainer.username, data)
     ]
