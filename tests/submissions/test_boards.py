@@ -21,7 +21,7 @@ from submissions.enums import (
 from submissions.models import BoardEntry, Submission
 from submissions.selectors import board_rows, would_be_rank
 from tests.accounts.factories import UserFactory
-from tests.verifying.factories import rerun_report
+from tests.verifying.factories import rerun_report, within_evidence
 
 from .factories import EvaluationFactory, SubmissionFactory, scored_entry
 
@@ -359,15 +359,7 @@ def test_verification_accepts_exactly_the_allowed_moves_with_their_evidence(
         event = AuditEvent.objects.first()
         data = {"from": current.value, "to": new.value, "note": note, "reason": reason}
         if new == V.VERIFIED and current == V.VERIFYING:
-            data["evidence"] = {
-                "summary": f"re-run {rerun.pk}: 1 metrics within ±0.01",
-                "rerun": rerun.pk,
-                "evaluation": submission.evaluations.get().pk,
-                "compared": 1,
-                "pending": 0,
-                "tolerance": 0.01,
-                "forced": False,
-            }
+            data["evidence"] = within_evidence(rerun)
         elif new == V.VERIFIED:
             data["evidence"] = {
                 "summary": "the maintainers' own result (baseline)",
