@@ -191,3 +191,18 @@ def test_staff_who_are_not_superusers_never_see_a_judge_endpoint(client, judged_
     assert "/admin/judging/judgeendpoint/" not in index
     assert "/admin/judging/judgejob/" in index  # the judge's records stay theirs to read
     assert client.get("/admin/judging/judgejob/").status_code == 200
+
+
+def test_the_superusers_admin_flags_a_row_that_names_a_refused_variable(
+    client, judged_benchmark, server_secrets
+):
+    JudgeEndpoint.objects.update(api_key_env="SECRET_KEY")
+    client.force_login(UserFactory(is_staff=True, is_superuser=True))
+
+    listing = client.get("/admin/judging/judgeendpoint/").content.decode()
+
+    assert (
+        '<td class="field-api_key_status">refused: SECRET_KEY is not on '
+        "PODIUM_JUDGE_KEY_ENV_ALLOWLIST</td>" in listing
+    )
+    assert server_secrets["SECRET_KEY"] not in listing

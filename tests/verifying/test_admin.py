@@ -114,3 +114,24 @@ def test_staff_without_the_permission_may_not_verify(client, endpoint, access_gr
     assert client.post(f"/admin/verifying/rerunjob/{job.pk}/verify/").status_code == 403
     access_granted.refresh_from_db()
     assert access_granted.verification_status == VerificationStatus.VERIFYING
+
+
+def test_a_superuser_moving_an_endpoint_to_another_host_in_the_admin_drops_its_key(
+    logged_in, access_granted
+):
+    logged_in.post(
+        "/admin/verifying/modelendpoint/add/", endpoint_form(access_granted, api_key=SECRET)
+    )
+    endpoint = ModelEndpoint.objects.get()
+    form = endpoint_form(access_granted, base_url="https://elsewhere.example.org/v1")
+    del form["submission"]
+
+    response = logged_in.post(f"/admin/verifying/modelendpoint/{endpoint.pk}/change/", form)
+
+    assert response.status_code == 302
+    endpoint.refresh_from_db()
+    assert (endpoint.base_url, endpoint.has_api_key, endpoint.key_status) == (
+        "https://elsewhere.example.org/v1",
+        False,
+        "needed, not entered",
+    )
