@@ -21,7 +21,9 @@ from django.forms import ModelForm
 from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.urls import path, reverse
+from django.utils.decorators import method_decorator
 from django.utils.html import format_html
+from django.views.decorators.debug import sensitive_post_parameters
 
 from core.exceptions import DomainError
 from submissions.enums import VerificationStatus
@@ -93,6 +95,10 @@ class ModelEndpointAdmin(MaintainersOnly, admin.ModelAdmin):
     search_fields = ["submission__model_name", "model", "base_url"]
     raw_id_fields = ["submission"]
     actions = ["start_rerun_action"]
+
+    @method_decorator(sensitive_post_parameters("api_key"))  # as UserAdmin does for passwords
+    def changeform_view(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        return super().changeform_view(request, *args, **kwargs)
 
     def get_form(
         self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs: Any

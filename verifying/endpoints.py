@@ -16,6 +16,7 @@ from typing import Any
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.utils import timezone
+from django.views.decorators.debug import sensitive_variables
 
 from core import audit, encryption
 from core.exceptions import DomainError
@@ -48,6 +49,7 @@ def _check_fields(fields: dict[str, Any]) -> None:
         raise TypeError(f"Not a model endpoint setting: {', '.join(unknown)}")
 
 
+@sensitive_variables("api_key")
 def _set_key(endpoint: ModelEndpoint, api_key: str) -> None:
     endpoint.api_key_encrypted = encryption.encrypt(api_key)
     endpoint.api_key_origin = endpoint.origin
@@ -62,6 +64,7 @@ def _drop_key(endpoint: ModelEndpoint, *, needed: bool) -> None:
     endpoint.api_key_needed = needed
 
 
+@sensitive_variables("api_key")
 def register_endpoint(
     submission: Submission,
     *,
@@ -108,6 +111,7 @@ def register_endpoint(
     return endpoint
 
 
+@sensitive_variables("api_key")
 def change_endpoint(
     endpoint: ModelEndpoint,
     *,

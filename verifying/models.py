@@ -17,6 +17,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator, URLValidator
 from django.db import models
+from django.views.decorators.debug import sensitive_variables
 
 from benchmark.models import TestSet
 from core import encryption
@@ -147,6 +148,7 @@ class ModelEndpoint(models.Model):
             return f"set on {self.api_key_set_at:%Y-%m-%d %H:%M} UTC"
         return "needed, not entered" if self.api_key_needed else "not set"
 
+    @sensitive_variables("api_key")  # error reports never show the decrypted key
     def config(self) -> EndpointConfig:
         """What the client needs to call the endpoint, the key decrypted. Refuses
         (`EndpointKeyError`) when the base URL's origin is not the one the key was

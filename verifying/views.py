@@ -10,6 +10,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.views.decorators.debug import sensitive_post_parameters
 
 from submissions.models import Submission
 from submissions.selectors import submission_for_user
@@ -19,6 +20,7 @@ from .forms import ModelEndpointForm
 from .permissions import can_register_endpoint, can_set_endpoint_key
 
 
+@sensitive_post_parameters("api_key")  # an error report never carries the key
 @login_required
 def endpoint(request: HttpRequest, pk: int) -> HttpResponse:
     try:
@@ -29,7 +31,10 @@ def endpoint(request: HttpRequest, pk: int) -> HttpResponse:
     if not (allowed and can_register_endpoint(request.user, submission)):
         raise PermissionDenied
     current = endpoints.active_endpoint(submission)
-    initial = {"base_url": current.base_url, "model": current.model} if current else {}
+    # Pre-filled only from an endpoint the viewer registered: the owner should never type
+    # their key into a form carrying an address someone else chose.
+    mine = current is not None and current.created_by_id == request.user.pk
+    initial = {"base_url": current.base_url, "model": current.model} if mine else {}
     form = ModelEndpointForm(request.POST or None, initial=initial)
     if request.method == "POST" and form.is_valid():
         try:

@@ -94,3 +94,18 @@ def test_someone_elses_entry_is_not_found(client, access_granted):
     assert client.get(url(access_granted)).status_code == 404
     assert client.post(url(access_granted), {"base_url": "x", "model": "m"}).status_code == 404
     assert ModelEndpoint.objects.count() == 0
+
+
+def test_the_form_is_pre_filled_only_from_the_owners_own_endpoint(owner_client, access_granted):
+    ModelEndpoint.objects.create(
+        submission=access_granted,
+        base_url="https://chosen-by-someone-else.example.org/v1",
+        model="surgvlm-7b",
+        created_by=UserFactory(is_staff=True, is_superuser=True),
+    )
+
+    form = owner_client.get(url(access_granted)).content.decode()
+
+    assert 'name="base_url" maxlength="300" required' in form
+    assert 'value="https://chosen-by-someone-else.example.org/v1"' not in form
+    assert "chosen-by-someone-else" in form  # named in the "Now:" line, not pre-filled
