@@ -4,12 +4,14 @@ Two roles, both on personal accounts, so everything a person does is attributabl
 trail records the actor; there is no shared maintainer login):
 
 - **Staff for everything**: a superuser holds every permission and manages users, benchmarks,
-  test sets and judge endpoints.
+  test sets and judge endpoints (the judge endpoint admin is for superusers only: an endpoint
+  names the environment variable its key is read from), and may enter a model endpoint's key.
 - **Maintainer**: a staff user (``is_staff``, which is what lets anyone into the admin) who is a
   member of the ``Maintainers`` group. The group holds exactly ``MAINTAINER_PERMISSIONS``: read
   the entries, their runs, the boards, the audit trail and the judge's records; move entries
-  through verification; rerun scoring and the judge. It adds, deletes and configures nothing,
-  and cannot touch users or benchmarks. ``change_submission`` is in the set only because the
+  through verification; register a keyless model endpoint and start re-runs; rerun scoring and
+  the judge. It adds, deletes and configures nothing else, cannot touch users or benchmarks,
+  never sees or enters a key, and never sees a judge endpoint. ``change_submission`` is in the set only because the
   admin offers its actions on the change list to people who may change the model; the admin
   keeps every provenance field read-only, so the change permission edits presentation fields
   (links, team, authors) and nothing else.
@@ -21,8 +23,9 @@ The group is global. "Per benchmark where it matters" is not needed while one te
 benchmark; when it is, the predicates below are where an object check goes (a maintainer of
 *this* benchmark), and the admin, views and API already ask them rather than the group.
 
-The group and its permissions are created by ``accounts/migrations/0003_maintainers_group.py``,
-which keeps its own frozen copy of the list (a migration must not change meaning when this
+The group and its permissions are created by ``accounts/migrations/0003_maintainers_group.py``
+(``0004_maintainers_without_judge_endpoints`` takes ``judging.view_judgeendpoint`` away again),
+each migration keeping its own frozen copy of the list (a migration must not change meaning when this
 module does). Changing the list therefore takes a new data migration; a test compares the
 group with ``MAINTAINER_PERMISSIONS``, so the two cannot drift apart silently.
 """
@@ -41,13 +44,13 @@ RERUN_JUDGE = "judging.rerun_judgejob"
 
 MAINTAINER_PERMISSIONS: frozenset[str] = frozenset(
     {
-        # Read: the entries, their runs and boards, the audit trail, the judge's records.
+        # Read: the entries, their runs and boards, the audit trail, the judge's records. Not
+        # the judge's endpoints: they name server secrets, and are superusers' (issue 10).
         "submissions.view_submission",
         "submissions.view_evaluation",
         "submissions.view_boardentry",
         "core.view_auditevent",
         "judging.view_judgejob",
-        "judging.view_judgeendpoint",
         "judging.view_verdict",
         # The admin's actions need it; provenance fields are read-only there (see above).
         "submissions.change_submission",

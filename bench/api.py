@@ -129,6 +129,7 @@ def over_http(folder: Path, urls: dict[str, str], args: argparse.Namespace) -> N
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "config.settings.prod",
         "SECRET_KEY": "bench-only-not-a-secret",
+        "PODIUM_FIELD_ENCRYPTION_KEYS": "YmVuY2gtb25seS1ub3QtYS1zZWNyZXQtMzItYnl0ZXM=",
         "ALLOWED_HOSTS": "127.0.0.1",
         # The file is already in WAL mode (the test settings set it; it persists in the file).
         "DATABASE_URL": f"sqlite:///{database}",

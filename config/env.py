@@ -51,6 +51,25 @@ def env_list(name: str, default: list[str] | None = None) -> list[str]:
     return [item.strip() for item in raw.split(",") if item.strip()]
 
 
+def env_fernet_keys(name: str, default: list[str] | None = None) -> list[str]:
+    """A comma-separated list of Fernet keys (the first encrypts, all decrypt: rotation).
+    ``ImproperlyConfigured`` names the position of a malformed key, never the key itself."""
+    # Imported here: only the settings that read encryption keys need cryptography.
+    from cryptography.fernet import Fernet
+
+    keys = env_list(name, default)
+    for position, key in enumerate(keys, start=1):
+        try:
+            Fernet(key)
+        except (ValueError, TypeError):
+            raise ImproperlyConfigured(
+                f"{name}: key {position} is not a Fernet key (32 url-safe base64-encoded bytes; "
+                'make one with: python -c "from cryptography.fernet import Fernet; '
+                'print(Fernet.generate_key().decode())").'
+            ) from None
+    return keys
+
+
 def env_path(name: str, default: Path) -> Path:
     raw = os.environ.get(name, "").strip()
     return Path(raw).expanduser().resolve() if raw else default

@@ -11,6 +11,8 @@ urlpatterns = [
     path("", include("submissions.urls")),
     # The LLM judge's panel and buttons on a submission page (/submissions/<pk>/judge/...).
     path("", include("judging.urls")),
+    # The entry owner's model endpoint for verification (/submissions/<pk>/model-endpoint/).
+    path("", include("verifying.urls")),
     # The REST API, its schema and docs (docs/api.md).
     path("api/", include("api.urls")),
     # "Use the API": curl and Python examples built from the real endpoints (/api-guide/).

@@ -1,6 +1,7 @@
-"""Admin for the LLM judge: endpoints are configuration a maintainer edits; jobs and verdicts
-are read-only records, and the two things a maintainer does to a job (rerun the judge, cancel
-it) are actions that call `judging.services`.
+"""Admin for the LLM judge: endpoints are configuration only superusers see and edit (an
+endpoint names the environment variable its key is read from, limited to
+`PODIUM_JUDGE_KEY_ENV_ALLOWLIST`); jobs and verdicts are read-only records, and the two things a
+maintainer does to a job (rerun the judge, cancel it) are actions that call `judging.services`.
 
 Items are not listed on their own (a job has thousands): a job's page shows its failed items,
 which are what a maintainer needs to see. An API key is never shown, only whether the
@@ -28,6 +29,10 @@ from .selectors import RERUN_PERMISSION
 from .services import cancel_job, configure_endpoint, rerun_judge
 
 FAILED_ITEMS_SHOWN = 50
+
+
+def _superuser(request: HttpRequest) -> bool:
+    return request.user.is_active and request.user.is_superuser
 
 
 class JudgeEndpointForm(forms.ModelForm):
@@ -86,6 +91,20 @@ class JudgeEndpointAdmin(admin.ModelAdmin):
         (None, {"fields": ["created_at", "updated_at"]}),
     ]
 
+    # Superusers only: an endpoint decides where a server secret (the judge's key) is sent, and
+    # its page says which variables are set. No model permission opens it to anyone else.
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        return _superuser(request)
+
+    def has_view_permission(self, request: HttpRequest, obj: JudgeEndpoint | None = None) -> bool:
+        return _superuser(request)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return _superuser(request)
+
+    def has_change_permission(self, request: HttpRequest, obj: JudgeEndpoint | None = None) -> bool:
+        return _superuser(request)
+
     def get_readonly_fields(
         self, request: HttpRequest, obj: JudgeEndpoint | None = None
     ) -> list[str]:
@@ -98,6 +117,8 @@ class JudgeEndpointAdmin(admin.ModelAdmin):
         """Whether the key's environment variable is set; never the key itself."""
         if not endpoint.api_key_env:
             return "not needed"
+        if not endpoint.key_env_allowed:
+            return f"refused: {endpoint.api_key_env} is not on PODIUM_JUDGE_KEY_ENV_ALLOWLIST"
         if endpoint.missing_key:
             return f"missing: {endpoint.api_key_env} is not set"
         return f"set ({endpoint.api_key_env})"

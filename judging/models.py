@@ -14,6 +14,7 @@ import os
 from decimal import Decimal
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator, URLValidator
 from django.db import models
 
@@ -24,11 +25,29 @@ from .client import EndpointConfig
 from .enums import ItemState, JobStatus
 
 
+def allowed_key_envs() -> list[str]:
+    """The environment variables a judge endpoint may read its key from, minus the server's
+    own secrets, whatever the setting says."""
+    never = getattr(settings, "PODIUM_NEVER_A_JUDGE_KEY_ENV", frozenset())
+    return [
+        name
+        for name in getattr(settings, "PODIUM_JUDGE_KEY_ENV_ALLOWLIST", ["OPENAI_API_KEY"])
+        if name not in never
+    ]
+
+
+def key_env_allowed(name: str) -> bool:
+    return name in allowed_key_envs()
+
+
 class JudgeEndpoint(models.Model):
     """An OpenAI-compatible chat endpoint that judges a benchmark's captions: OpenAI itself,
     Gemini's OpenAI-compatible endpoint, a local vLLM or Ollama server. The API key is never
     stored: `api_key_env` names the environment variable that holds it (blank for a local
-    server that wants none). One endpoint per benchmark is active."""
+    server that wants none), and only a variable on `PODIUM_JUDGE_KEY_ENV_ALLOWLIST` is ever
+    named (`clean`) or read (`api_key`): no endpoint can send SECRET_KEY, DATABASE_URL or any
+    other server secret to its base URL. Judge endpoints are superusers' configuration
+    (docs/judge.md). One endpoint per benchmark is active."""
 
     benchmark = models.ForeignKey(
         Benchmark, on_delete=models.CASCADE, related_name="judge_endpoints"
@@ -93,9 +112,28 @@ class JudgeEndpoint(models.Model):
     def __str__(self) -> str:
         return f"{self.name} ({self.model})"
 
+    def clean(self) -> None:
+        if self.api_key_env and not key_env_allowed(self.api_key_env):
+            allowed = ", ".join(allowed_key_envs()) or "none"
+            raise ValidationError(
+                {
+                    "api_key_env": f"{self.api_key_env} is not a variable a judge key may be read "
+                    f"from. Allowed (PODIUM_JUDGE_KEY_ENV_ALLOWLIST): {allowed}; or leave it "
+                    "blank for a server that needs no key."
+                }
+            )
+
+    @property
+    def key_env_allowed(self) -> bool:
+        return not self.api_key_env or key_env_allowed(self.api_key_env)
+
     @property
     def api_key(self) -> str:
-        return os.environ.get(self.api_key_env, "") if self.api_key_env else ""
+        # Checked again at use: a row written around `clean` (a shell, raw SQL, an allow-list
+        # shortened since) still never reads a variable that is not allowed.
+        if not self.api_key_env or not key_env_allowed(self.api_key_env):
+            return ""
+        return os.environ.get(self.api_key_env, "")
 
     @property
     def missing_key(self) -> bool:

@@ -92,9 +92,11 @@ def judge_unavailable_reason(benchmark: Benchmark) -> str:
             "shown in its place."
         )
     if endpoint.missing_key:
+        # Shown to submitters: which variable (or whether one is set) is for the superusers'
+        # judge endpoint admin only.
         return (
-            f"The judge endpoint {endpoint.name!r} has no API key: the environment variable "
-            f"{endpoint.api_key_env} is not set on the server."
+            f"The judge endpoint {endpoint.name!r} has no API key configured, so the caption "
+            "metrics stay pending until a superuser configures one."
         )
     return ""
 

@@ -1,8 +1,12 @@
 """Admin for the re-run: a maintainer registers a model's endpoint and starts a re-run from it
 (an action); a re-run is a read-only record whose page shows the discrepancy report and a
-"Verify this entry" button. Every write goes through `verifying.services`; all of it needs
-`submissions.verify_submission`. An API key is never shown, only whether its environment
-variable is set.
+"Verify this entry" button. Every write goes through `verifying.services` and
+`verifying.endpoints`; all of it needs `submissions.verify_submission`.
+
+An endpoint's API key is write-only: only a superuser's form has the key field (a password
+input that never renders a value); everyone sees "set on <date>" or "not set". A maintainer
+registers keyless endpoints and cannot move a keyed one to another address
+(`verifying.permissions`).
 """
 
 from __future__ import annotations
@@ -12,31 +16,26 @@ from typing import Any
 from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.db import transaction
 from django.db.models import QuerySet
 from django.forms import ModelForm
 from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.urls import path, reverse
+from django.utils.decorators import method_decorator
 from django.utils.html import format_html
+from django.views.decorators.debug import sensitive_post_parameters
 
-from core import audit
 from core.exceptions import DomainError
 from submissions.enums import VerificationStatus
 
+from .endpoints import CHANGEABLE_FIELDS, change_endpoint, register_endpoint
 from .enums import RerunStatus
 from .models import ModelEndpoint, RerunJob
-from .services import cancel_rerun, register_endpoint, start_rerun, verify_from_report
+from .permissions import can_change_endpoint
+from .services import cancel_rerun, start_rerun, verify_from_report
 
 VERIFY_PERMISSION = "submissions.verify_submission"
-ENDPOINT_FIELDS = [
-    "base_url",
-    "model",
-    "api_key_env",
-    "concurrency",
-    "max_attempts",
-    "timeout_seconds",
-]
+ENDPOINT_FIELDS = ["base_url", "model", "concurrency", "max_attempts", "timeout_seconds"]
 
 
 def may_verify(request: HttpRequest) -> bool:
@@ -54,6 +53,8 @@ class MaintainersOnly:
 
 
 class ModelEndpointForm(forms.ModelForm):
+    """A maintainer's form: no key field at all."""
+
     class Meta:
         model = ModelEndpoint
         fields = ["submission", *ENDPOINT_FIELDS]
@@ -68,19 +69,52 @@ class ModelEndpointForm(forms.ModelForm):
             self._update_errors(error)
 
 
+class ModelEndpointKeyForm(ModelEndpointForm):
+    """A superuser's form: the key too, write-only."""
+
+    api_key = forms.CharField(
+        label="API key",
+        required=False,
+        strip=True,
+        # render_value=False: the key never travels back to a browser, not even after an error.
+        widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "new-password"}),
+        help_text="Stored encrypted and never shown again; sent only to this base URL's host. "
+        "Blank keeps the current key (a new host drops it).",
+    )
+    forget_key = forms.BooleanField(
+        label="Forget the key", required=False, help_text="The endpoint then wants none."
+    )
+
+
 @admin.register(ModelEndpoint)
 class ModelEndpointAdmin(MaintainersOnly, admin.ModelAdmin):
     form = ModelEndpointForm
-    list_display = ["submission", "model", "base_url", "is_active", "api_key_status", "created_at"]
+    list_display = ["submission", "model", "base_url", "is_active", "key_status", "created_at"]
     list_filter = ["is_active", "submission__benchmark"]
     list_select_related = ["submission"]
     search_fields = ["submission__model_name", "model", "base_url"]
     raw_id_fields = ["submission"]
     actions = ["start_rerun_action"]
 
+    @method_decorator(sensitive_post_parameters("api_key"))  # as UserAdmin does for passwords
+    def changeform_view(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        return super().changeform_view(request, *args, **kwargs)
+
+    def get_form(
+        self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs: Any
+    ) -> type[forms.ModelForm]:
+        if request.user.is_superuser:
+            kwargs["form"] = ModelEndpointKeyForm
+        return super().get_form(request, obj, change=change, **kwargs)
+
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
-        fixed = ["api_key_status", "is_active", "created_by", "created_at"]
-        return [*fixed, "submission"] if obj is not None else fixed
+        fixed = ["key_status", "is_active", "created_by", "created_at"]
+        if obj is None:
+            return fixed
+        if not can_change_endpoint(request.user, obj, base_url=True):
+            # A maintainer never points an entered key at another address.
+            return [*fixed, "submission", "base_url"]
+        return [*fixed, "submission"]
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return may_verify(request)
@@ -92,35 +126,28 @@ class ModelEndpointAdmin(MaintainersOnly, admin.ModelAdmin):
         return False  # jobs keep their endpoint; a new one replaces it as the active one
 
     @admin.display(description="API key")
-    def api_key_status(self, endpoint: ModelEndpoint) -> str:
-        """Whether the key's environment variable is set; never the key itself."""
-        if not endpoint.api_key_env:
-            return "not needed"
-        if endpoint.missing_key:
-            return f"missing: {endpoint.api_key_env} is not set"
-        return f"set ({endpoint.api_key_env})"
+    def key_status(self, endpoint: ModelEndpoint) -> str:
+        """ "set on <date>" or "not set"; never the key nor a part of it."""
+        return endpoint.key_status
 
     def save_model(
         self, request: HttpRequest, obj: ModelEndpoint, form: ModelForm, change: bool
     ) -> None:
+        data = form.cleaned_data
+        fields = {name: data[name] for name in ENDPOINT_FIELDS if name in data}
         if not change:
             endpoint = register_endpoint(
-                obj.submission,
-                actor=request.user,
-                **{name: form.cleaned_data[name] for name in ENDPOINT_FIELDS},
+                obj.submission, actor=request.user, api_key=data.get("api_key", ""), **fields
             )
             obj.pk = endpoint.pk
             return
-        # Correcting an endpoint's settings: the one write the admin does itself, audited.
-        with transaction.atomic():
-            obj.save()
-            audit.record(
-                "verifying.endpoint.updated",
-                actor=request.user,
-                target=obj,
-                base_url=obj.base_url,
-                model=obj.model,
-            )
+        change_endpoint(
+            obj,
+            actor=request.user,
+            api_key=data.get("api_key", ""),
+            forget_key=bool(data.get("forget_key")),
+            **{name: value for name, value in fields.items() if name in CHANGEABLE_FIELDS},
+        )
 
     @admin.action(description="Start a re-run with this endpoint")
     def start_rerun_action(self, request: HttpRequest, queryset: QuerySet[ModelEndpoint]) -> None:

@@ -1,34 +1,66 @@
 """Re-running a model to verify its entry: the model's endpoint, the re-run jobs and their
 items.
 
-A maintainer registers the endpoint of a model whose authors granted access (`ModelEndpoint`);
-a `RerunJob` sends every test question with its frames to it, and its `RerunItem`s (one per
-test sample, built when the job starts) are persisted with their answers, so a job resumes
-where a dead worker left it. When every item is answered the job writes the predictions file,
+The entry's owner, a maintainer or a superuser registers the endpoint of its model
+(`ModelEndpoint`, its API key encrypted); a `RerunJob` sends every test question with its
+frames to it, and its `RerunItem`s (one per test sample, built when the job starts) are
+persisted with their answers, so a job resumes where a dead worker left it. When every item is answered the job writes the predictions file,
 scores it and keeps the discrepancy report beside the entry's self-reported values.
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator, URLValidator
 from django.db import models
+from django.views.decorators.debug import sensitive_variables
 
 from benchmark.models import TestSet
-from judging.client import EndpointConfig
+from core import encryption
+from judging.client import EndpointConfig, EndpointError
 from submissions.models import Submission
 
 from .enums import ItemState, RerunStatus
 
 
+def url_origin(url: str) -> str:
+    """ "scheme://host:port" of a URL, lower-cased, the port explicit (80/443 when omitted): what
+    a model endpoint's API key is bound to. "" for a URL without a host."""
+    try:
+        parts = urlsplit(url.strip())
+        port = parts.port
+    except ValueError:
+        return ""
+    scheme, host = parts.scheme.lower(), (parts.hostname or "").lower()
+    if not host:
+        return ""
+    if port is None:
+        port = {"http": 80, "https": 443}.get(scheme)
+    return f"{scheme}://{host}:{port}"
+
+
+class EndpointKeyError(EndpointError):
+    """The endpoint's API key cannot be used: its address no longer matches the host the key
+    was entered for, or no configured encryption key opens it. Nothing is sent
+    (`ModelEndpoint.config`); the key has to be entered again."""
+
+
 class ModelEndpoint(models.Model):
     """The OpenAI-compatible chat endpoint of the model behind an entry (vLLM, a provider's
-    API, the authors' own server). The API key is never stored: `api_key_env` names the
-    environment variable that holds it (blank when the server wants none). One endpoint per
-    submission is active; the re-run uses it."""
+    API, the authors' own server). One endpoint per submission is active; the re-run uses it.
+
+    Its API key is a credential the model's owner gives us (docs/verification.md): entered by
+    the entry's owner or a superuser, stored Fernet-encrypted (`core.encryption`), never shown
+    again, and bound to the origin (scheme, host, port) of the base URL it was entered for:
+    `config()` refuses to hand it to any other. The key fields are written only by
+    `verifying.endpoints` (`register_endpoint`, `change_endpoint`); no form or serializer
+    includes them. `api_key_needed` without a key means one must be entered before a re-run
+    (an endpoint whose address moved to another host, or one migrated from the old
+    environment-variable reference)."""
 
     submission = models.ForeignKey(
         Submission, on_delete=models.CASCADE, related_name="model_endpoints"
@@ -39,11 +71,20 @@ class ModelEndpoint(models.Model):
         help_text="e.g. https://models.example.org/v1 or http://127.0.0.1:8000/v1",
     )
     model = models.CharField(max_length=200, help_text="The model name the endpoint expects.")
-    api_key_env = models.CharField(
-        max_length=100,
+    api_key_encrypted = models.TextField(
+        blank=True, editable=False, help_text="The API key as a Fernet token; never the key."
+    )
+    api_key_origin = models.CharField(
+        max_length=300,
         blank=True,
-        help_text="The environment variable holding the API key (a secret reference, never the "
-        "key); blank if none is needed.",
+        editable=False,
+        help_text="scheme://host:port the key was entered for; it is sent nowhere else.",
+    )
+    api_key_set_at = models.DateTimeField(null=True, blank=True, editable=False)
+    api_key_needed = models.BooleanField(
+        default=False,
+        editable=False,
+        help_text="The endpoint wants an API key (set when one is entered).",
     )
     concurrency = models.PositiveSmallIntegerField(
         default=4,
@@ -75,20 +116,60 @@ class ModelEndpoint(models.Model):
     def __str__(self) -> str:
         return f"{self.model} at {self.base_url}"
 
+    def clean(self) -> None:
+        # A key belongs in the key field, where it is encrypted; a URL is shown and logged.
+        parts = urlsplit(self.base_url.strip())
+        if parts.username or parts.password or parts.query or parts.fragment:
+            raise ValidationError(
+                {
+                    "base_url": "Give the base URL without a user name, password, query or "
+                    "fragment; an API key goes in the key field, where it is stored encrypted."
+                }
+            )
+
     @property
-    def api_key(self) -> str:
-        return os.environ.get(self.api_key_env, "") if self.api_key_env else ""
+    def origin(self) -> str:
+        return url_origin(self.base_url)
+
+    @property
+    def has_api_key(self) -> bool:
+        return bool(self.api_key_encrypted)
 
     @property
     def missing_key(self) -> bool:
-        return bool(self.api_key_env) and not self.api_key
+        """It wants a key and has none (enter one before a re-run)."""
+        return self.api_key_needed and not self.has_api_key
 
+    @property
+    def key_status(self) -> str:
+        """What anyone may see about the key: never the key, nor a part of it."""
+        if self.has_api_key:
+            assert self.api_key_set_at is not None
+            return f"set on {self.api_key_set_at:%Y-%m-%d %H:%M} UTC"
+        return "needed, not entered" if self.api_key_needed else "not set"
+
+    @sensitive_variables("api_key")  # error reports never show the decrypted key
     def config(self) -> EndpointConfig:
+        """What the client needs to call the endpoint, the key decrypted. Refuses
+        (`EndpointKeyError`) when the base URL's origin is not the one the key was
+        entered for, so however the row was changed the key reaches only its own host."""
+        api_key = ""
+        if self.has_api_key:
+            if not self.api_key_origin or self.origin != self.api_key_origin:
+                raise EndpointKeyError(
+                    f"the model endpoint's API key was entered for {self.api_key_origin or 'another address'} "
+                    f"and is never sent to {self.origin or self.base_url}; the entry's owner or a "
+                    "superuser has to enter the key again for the new address"
+                )
+            try:
+                api_key = encryption.decrypt(self.api_key_encrypted)
+            except encryption.DecryptionError as error:
+                raise EndpointKeyError(f"the model endpoint's API key: {error}") from None
         # temperature 0: the re-run should be as reproducible as the model allows.
         return EndpointConfig(
             base_url=self.base_url,
             model=self.model,
-            api_key=self.api_key,
+            api_key=api_key,
             temperature=0.0,
             timeout_seconds=self.timeout_seconds,
             concurrency=self.concurrency,

@@ -48,7 +48,7 @@ from submissions.models import Submission
 from submissions.selectors import newest_scored_run
 from submissions.services import set_verification_status
 
-from . import frames
+from . import endpoints, frames
 from .enums import ACTIVE_RERUN_STATES, ItemState, RerunStatus
 from .evidence import verify_from_report
 from .models import ModelEndpoint, RerunItem, RerunJob
@@ -97,36 +97,9 @@ def frames_root() -> Path:
 # --- endpoints ---------------------------------------------------------------------------------
 
 
-def active_endpoint(submission: Submission) -> ModelEndpoint | None:
-    return submission.model_endpoints.filter(is_active=True).first()
-
-
-def register_endpoint(
-    submission: Submission, *, actor: Any, base_url: str, model: str, **fields: Any
-) -> ModelEndpoint:
-    """Register the model's endpoint for an entry and make it the active one (an earlier one
-    stays for the jobs that used it). `fields`: api_key_env, concurrency, max_attempts,
-    timeout_seconds. Validates the row (`ValidationError`); writes an audit row."""
-    with transaction.atomic():
-        ModelEndpoint.objects.filter(submission=submission, is_active=True).update(is_active=False)
-        endpoint = ModelEndpoint(
-            submission=submission,
-            base_url=base_url,
-            model=model,
-            created_by=actor if getattr(actor, "is_authenticated", False) else None,
-            **fields,
-        )
-        endpoint.full_clean()
-        endpoint.save()
-        audit.record(
-            "verifying.endpoint.created",
-            actor=actor,
-            target=endpoint,
-            submission=submission.pk,
-            base_url=endpoint.base_url,
-            model=endpoint.model,
-        )
-    return endpoint
+# `verifying.endpoints` holds the endpoint's writes; these two are re-exported for callers.
+active_endpoint = endpoints.active_endpoint
+register_endpoint = endpoints.register_endpoint
 
 
 # --- starting a re-run -------------------------------------------------------------------------
@@ -155,8 +128,13 @@ def start_rerun(
         raise DomainError("That endpoint belongs to another entry.")
     if endpoint.missing_key:
         raise DomainError(
-            f"The model endpoint has no API key: the environment variable "
-            f"{endpoint.api_key_env} is not set on the server."
+            "The model endpoint needs an API key that has not been entered: the entry's owner "
+            "enters it on the entry's page (or a superuser in the admin)."
+        )
+    if endpoint.has_api_key and endpoint.api_key_origin != endpoint.origin:
+        raise DomainError(
+            "The model endpoint's API key was entered for another address; it is never sent "
+            "elsewhere. The entry's owner (or a superuser) enters it again for this one."
         )
     with transaction.atomic():
         submission = Submission.objects.select_for_update().get(pk=submission.pk)

@@ -6,7 +6,8 @@ key is `request_key(text, image_urls)`: the sha256 of its text parts and all its
 URLs, so a test can build the table from a submission's predictions and the frames it expects
 to be sent; an unknown key gets `DEFAULT_ANSWER`. The re-run itself never uses `request_key`.
 Fault switches: `latency` (seconds per request) and `fail_first` (the first n requests of each
-key get a 500). Stdlib only, no Django, like `judging.standin`.
+key get a 500). `authorizations` records every request's Authorization header, so a test can
+see which key reached it. Stdlib only, no Django, like `judging.standin`.
 """
 
 from __future__ import annotations
@@ -63,6 +64,7 @@ class StandinModel:
         self._lock = threading.Lock()
         self._received: list[Received] = []
         self._key_calls: Counter[str] = Counter()
+        self._authorizations: list[str] = []
 
     def start(self) -> StandinModel:
         self._server = _Server((self.host, 0), _Handler)
@@ -112,6 +114,12 @@ class StandinModel:
         with self._lock:
             return Counter(self._key_calls)
 
+    @property
+    def authorizations(self) -> list[str]:
+        """The Authorization header of every request received ("" when absent), in order."""
+        with self._lock:
+            return list(self._authorizations)
+
     def _note(self, request: Received) -> int:
         with self._lock:
             self._received.append(request)
@@ -136,6 +144,8 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length > 0 else b""
+        with self.server.model._lock:
+            self.server.model._authorizations.append(self.headers.get("Authorization", ""))
         if self.path.rstrip("/") != "/v1/chat/completions":
             self._send(404, {"error": {"message": f"Unknown path {self.path}"}})
             return

@@ -10,7 +10,15 @@ from typing import Any
 
 from django.core.exceptions import ImproperlyConfigured
 
-from config.env import database_config, env_bool, env_int, env_list, env_path, env_str
+from config.env import (
+    database_config,
+    env_bool,
+    env_fernet_keys,
+    env_int,
+    env_list,
+    env_path,
+    env_str,
+)
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 
@@ -252,6 +260,34 @@ PODIUM_JUDGE_STALE_SECONDS = env_int("PODIUM_JUDGE_STALE_SECONDS", 60)
 PODIUM_JUDGE_MAX_RUNS = env_int("PODIUM_JUDGE_MAX_RUNS", 20)
 # Backoff before attempt n is up to BACKOFF x 2^(n-2) seconds (capped at 16), or Retry-After.
 PODIUM_JUDGE_BACKOFF_SECONDS = float(env_str("PODIUM_JUDGE_BACKOFF_SECONDS", "1.0"))
+
+# --- Secrets (docs/deployment.md, "Secrets and encryption keys").
+# A model endpoint's API key is a credential its owner gives us: stored Fernet-encrypted under
+# these keys (comma-separated; the first encrypts, every one decrypts, so a new key goes first
+# and an old one stays until `manage.py rotate_endpoint_keys` has re-encrypted every row). Their
+# own variable, never derived from SECRET_KEY. prod requires it; dev and test use a fixed
+# throwaway key when it is unset.
+PODIUM_FIELD_ENCRYPTION_KEYS = env_fernet_keys("PODIUM_FIELD_ENCRYPTION_KEYS")
+# The judge's key is a server secret read from the environment: the only variables a judge
+# endpoint may name (a blank name means "no key"). Anything else, SECRET_KEY above all, is
+# refused when an endpoint is saved and never read when one is used.
+PODIUM_JUDGE_KEY_ENV_ALLOWLIST = env_list("PODIUM_JUDGE_KEY_ENV_ALLOWLIST", ["OPENAI_API_KEY"])
+# Never a judge key, whatever the allow-list says: the server's own secrets.
+PODIUM_NEVER_A_JUDGE_KEY_ENV = frozenset(
+    {
+        "SECRET_KEY",
+        "DATABASE_URL",
+        "EMAIL_HOST_PASSWORD",
+        "GITHUB_CLIENT_SECRET",
+        "PODIUM_FIELD_ENCRYPTION_KEYS",
+        "PODIUM_SHARED_CACHE_URL",
+        "Q_REDIS_URL",
+    }
+)
+if _refused := sorted(set(PODIUM_JUDGE_KEY_ENV_ALLOWLIST) & PODIUM_NEVER_A_JUDGE_KEY_ENV):
+    raise ImproperlyConfigured(
+        f"PODIUM_JUDGE_KEY_ENV_ALLOWLIST names server secrets: {', '.join(_refused)}."
+    )
 
 # --- Email: submitters' notifications (nominated, access requested, verified, rejected, failed
 # runs; docs/deployment.md). Django 6.1's MAILERS: the old EMAIL_BACKEND / EMAIL_HOST settings

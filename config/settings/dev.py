@@ -1,6 +1,6 @@
 """Local development: DEBUG on, a throwaway secret key, localhost only."""
 
-from config.env import env_bool, env_int, env_list, env_str
+from config.env import env_bool, env_fernet_keys, env_int, env_list, env_str
 
 from .base import *  # noqa: F403
 
@@ -12,3 +12,8 @@ ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost"])
 MAILERS = mailers_from_env("django.core.mail.backends.console.EmailBackend")  # noqa: F405
 # Board tables are rendered afresh on every request, so template edits show at once.
 PODIUM_BOARD_CACHE_SECONDS = env_int("PODIUM_BOARD_CACHE_SECONDS", 0)
+# A fixed, public, dev-only key for the model endpoints' API keys (base.py), so a fresh
+# checkout works without configuration; production requires its own.
+PODIUM_FIELD_ENCRYPTION_KEYS = env_fernet_keys(
+    "PODIUM_FIELD_ENCRYPTION_KEYS", ["LSVeZjgUryeYPpOFNMHtTsFYtBQHOao2O-Kq10jetAU="]
+)

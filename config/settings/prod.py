@@ -4,7 +4,7 @@
 at import instead of running with a default.
 """
 
-from config.env import env_bool, env_int, require
+from config.env import env_bool, env_fernet_keys, env_int, require
 
 from .base import *  # noqa: F403
 
@@ -12,6 +12,9 @@ SECRET_KEY = require("SECRET_KEY")
 ALLOWED_HOSTS = [host.strip() for host in require("ALLOWED_HOSTS").split(",") if host.strip()]
 # Production runs on PostgreSQL: the SQLite fallback in base is for development only.
 require("DATABASE_URL")
+# The keys model endpoints' API keys are encrypted with (base.py; docs/deployment.md).
+require("PODIUM_FIELD_ENCRYPTION_KEYS")
+PODIUM_FIELD_ENCRYPTION_KEYS = env_fernet_keys("PODIUM_FIELD_ENCRYPTION_KEYS")
 
 DEBUG = env_bool("DEBUG", default=False)
 

@@ -1,7 +1,7 @@
 """pytest's settings (see pyproject.toml). The database still follows DATABASE_URL, so the suite
 runs on SQLite by default and on PostgreSQL in CI."""
 
-from config.env import env_str
+from config.env import env_fernet_keys, env_str
 
 from .base import *  # noqa: F403
 
@@ -18,3 +18,8 @@ REST_FRAMEWORK = {
     **REST_FRAMEWORK,  # noqa: F405
     "DEFAULT_THROTTLE_RATES": {"anon": "1000000/min", "user": "1000000/min"},
 }
+# A fixed, public, test-only key for the model endpoints' API keys (base.py), so a fresh
+# checkout works without configuration; production requires its own.
+PODIUM_FIELD_ENCRYPTION_KEYS = env_fernet_keys(
+    "PODIUM_FIELD_ENCRYPTION_KEYS", ["q4MerP_7X3DUW7ymd_npPTRmz2RstF_Tbz1ietQUYPs="]
+)

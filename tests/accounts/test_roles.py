@@ -31,7 +31,6 @@ def test_the_migration_creates_the_group_with_exactly_the_listed_permissions():
     assert sorted(held) == [
         "core.view_auditevent",
         "judging.rerun_judgejob",
-        "judging.view_judgeendpoint",
         "judging.view_judgejob",
         "judging.view_verdict",
         "submissions.change_submission",
@@ -55,6 +54,8 @@ def test_a_maintainer_cannot_add_delete_or_touch_users_and_benchmarks():
         "benchmark.change_benchmark",
         "benchmark.add_testset",
         "judging.change_judgeendpoint",
+        "judging.view_judgeendpoint",
+        "judging.add_judgeendpoint",
         "judging.delete_judgejob",
         "accounts.view_user",
         "accounts.change_user",

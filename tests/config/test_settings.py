@@ -4,6 +4,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from cryptography.fernet import Fernet
 from django.core.exceptions import ImproperlyConfigured
 
 from config.env import database_config, env_bool, env_list, require
@@ -76,7 +77,15 @@ def _load_prod_settings(repo_root: Path, **env: str) -> subprocess.CompletedProc
     clean = {
         key: value
         for key, value in os.environ.items()
-        if key not in {"SECRET_KEY", "ALLOWED_HOSTS", "DATABASE_URL", "DEBUG"}
+        if key
+        not in {
+            "SECRET_KEY",
+            "ALLOWED_HOSTS",
+            "DATABASE_URL",
+            "DEBUG",
+            "PODIUM_FIELD_ENCRYPTION_KEYS",
+            "PODIUM_JUDGE_KEY_ENV_ALLOWLIST",
+        }
     }
     clean |= {"DJANGO_SETTINGS_MODULE": "config.settings.prod", **env}
     code = "import django; django.setup(); from django.conf import settings; print(settings.DEBUG)"
@@ -95,6 +104,7 @@ PROD_ENV = {
     "SECRET_KEY": "a-long-random-production-secret",
     "ALLOWED_HOSTS": "podium.example.org",
     "DATABASE_URL": "postgres://podium@127.0.0.1:5432/podium",
+    "PODIUM_FIELD_ENCRYPTION_KEYS": Fernet.generate_key().decode(),
 }
 
 
@@ -116,3 +126,41 @@ def test_prod_settings_load_when_everything_is_set(repo_root):
     result = _load_prod_settings(repo_root, **PROD_ENV)
 
     assert (result.returncode, result.stdout, result.stderr) == (0, "False\n", "")
+
+
+@pytest.mark.integration
+def test_prod_settings_fail_fast_without_field_encryption_keys(repo_root):
+    env = {key: value for key, value in PROD_ENV.items() if key != "PODIUM_FIELD_ENCRYPTION_KEYS"}
+
+    result = _load_prod_settings(repo_root, **env)
+
+    assert result.returncode == 1
+    assert (
+        "ImproperlyConfigured: The environment variable PODIUM_FIELD_ENCRYPTION_KEYS is required "
+        "in production." in result.stderr
+    )
+
+
+@pytest.mark.integration
+def test_a_malformed_encryption_key_stops_the_start_naming_its_position_not_its_value(repo_root):
+    good = PROD_ENV["PODIUM_FIELD_ENCRYPTION_KEYS"]
+    env = {**PROD_ENV, "PODIUM_FIELD_ENCRYPTION_KEYS": f"{good},not-a-key-s3cr3t"}
+
+    result = _load_prod_settings(repo_root, **env)
+
+    assert result.returncode == 1
+    assert "PODIUM_FIELD_ENCRYPTION_KEYS: key 2 is not a Fernet key" in result.stderr
+    assert "not-a-key-s3cr3t" not in result.stderr
+
+
+@pytest.mark.integration
+def test_the_judge_key_allow_list_may_not_name_a_server_secret(repo_root):
+    env = {**PROD_ENV, "PODIUM_JUDGE_KEY_ENV_ALLOWLIST": "OPENAI_API_KEY,SECRET_KEY"}
+
+    result = _load_prod_settings(repo_root, **env)
+
+    assert result.returncode == 1
+    assert (
+        "ImproperlyConfigured: PODIUM_JUDGE_KEY_ENV_ALLOWLIST names server secrets: SECRET_KEY."
+        in result.stderr
+    )

@@ -51,8 +51,9 @@ def failed_job(scored_run):
 
 
 def test_the_endpoint_list_says_whether_the_key_is_set_and_never_shows_it(
-    client, superuser, judged_benchmark, monkeypatch
+    client, superuser, judged_benchmark, monkeypatch, settings
 ):
+    settings.PODIUM_JUDGE_KEY_ENV_ALLOWLIST = ["PODIUM_TEST_JUDGE_KEY"]
     monkeypatch.setenv("PODIUM_TEST_JUDGE_KEY", SECRET)
     endpoint = JudgeEndpoint.objects.get()
     url = f"/admin/judging/judgeendpoint/{endpoint.pk}/change/"

@@ -242,12 +242,22 @@ def test_no_endpoint_means_no_job_and_a_clear_reason(scored_run):
     assert scored_run.metrics["DVC_llm"] is None
 
 
-def test_a_missing_api_key_is_named(scored_run, monkeypatch):
+def test_a_missing_api_key_is_refused_without_naming_the_variable(
+    scored_run, settings, monkeypatch
+):
+    # The reason reaches submitters (their judge panel, the API): which variable the key comes
+    # from, and whether it is set, is for the superusers' endpoint admin only.
+    settings.PODIUM_JUDGE_KEY_ENV_ALLOWLIST = ["PODIUM_TEST_JUDGE_KEY"]
     monkeypatch.delenv("PODIUM_TEST_JUDGE_KEY", raising=False)
     JudgeEndpoint.objects.update(api_key_env="PODIUM_TEST_JUDGE_KEY")
 
-    with pytest.raises(JudgeUnavailable, match="PODIUM_TEST_JUDGE_KEY is not set"):
+    with pytest.raises(JudgeUnavailable) as refused:
         services.start_judge(scored_run)
+
+    assert str(refused.value) == (
+        "The judge endpoint 'stand-in' has no API key configured, so the caption metrics stay "
+        "pending until a superuser configures one."
+    )
 
 
 def test_a_run_that_is_not_scored_cannot_be_judged(scored_run):

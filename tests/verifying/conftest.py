@@ -121,7 +121,6 @@ def endpoint(access_granted, model, maintainer):
         actor=maintainer,
         base_url=model.base_url,
         model="surgvlm-7b",
-        api_key_env="",
         concurrency=2,
         max_attempts=3,
         timeout_seconds=5.0,

@@ -21,29 +21,45 @@ def logged_in(client, maintainer):
     return client
 
 
-def test_a_maintainer_registers_an_endpoint_and_the_key_is_never_shown(
-    logged_in, access_granted, monkeypatch
+def endpoint_form(submission, **fields):
+    return {
+        "submission": submission.pk,
+        "base_url": "http://127.0.0.1:9/v1",
+        "model": "surgvlm-7b",
+        "concurrency": 2,
+        "max_attempts": 3,
+        "timeout_seconds": 5,
+        **fields,
+    }
+
+
+def test_a_superuser_enters_the_key_once_and_it_is_never_shown_again(
+    logged_in, access_granted, maintainer
 ):
-    monkeypatch.setenv("SURGVLM_KEY", SECRET)
     response = logged_in.post(
         "/admin/verifying/modelendpoint/add/",
-        {
-            "submission": access_granted.pk,
-            "base_url": "http://127.0.0.1:9/v1",
-            "model": "surgvlm-7b",
-            "api_key_env": "SURGVLM_KEY",
-            "concurrency": 2,
-            "max_attempts": 3,
-            "timeout_seconds": 5,
-        },
+        endpoint_form(access_granted, api_key=SECRET),
         follow=True,
     )
+
     assert response.status_code == 200
     endpoint = ModelEndpoint.objects.get()
-    assert (endpoint.submission, endpoint.is_active) == (access_granted, True)
+    assert (endpoint.submission, endpoint.is_active, endpoint.has_api_key) == (
+        access_granted,
+        True,
+        True,
+    )
+    assert endpoint.origin == endpoint.api_key_origin == "http://127.0.0.1:9"
     page = logged_in.get(f"/admin/verifying/modelendpoint/{endpoint.pk}/change/").content.decode()
-    assert "set (SURGVLM_KEY)" in page
-    assert SECRET not in page
+    listing = logged_in.get("/admin/verifying/modelendpoint/").content.decode()
+    stamp = f"set on {endpoint.api_key_set_at:%Y-%m-%d %H:%M} UTC"
+    assert f'<div class="readonly">{stamp}</div>' in page
+    assert f'<td class="field-key_status">{stamp}</td>' in listing
+    # The key field is a password input that renders no value.
+    assert '<input type="password" name="api_key" autocomplete="new-password"' in page
+    for shown in (page, listing, response.content.decode()):
+        assert SECRET not in shown
+        assert endpoint.api_key_encrypted not in shown
 
 
 def test_the_start_action_queues_a_rerun_and_refusals_are_messages(
@@ -98,3 +114,24 @@ def test_staff_without_the_permission_may_not_verify(client, endpoint, access_gr
     assert client.post(f"/admin/verifying/rerunjob/{job.pk}/verify/").status_code == 403
     access_granted.refresh_from_db()
     assert access_granted.verification_status == VerificationStatus.VERIFYING
+
+
+def test_a_superuser_moving_an_endpoint_to_another_host_in_the_admin_drops_its_key(
+    logged_in, access_granted
+):
+    logged_in.post(
+        "/admin/verifying/modelendpoint/add/", endpoint_form(access_granted, api_key=SECRET)
+    )
+    endpoint = ModelEndpoint.objects.get()
+    form = endpoint_form(access_granted, base_url="https://elsewhere.example.org/v1")
+    del form["submission"]
+
+    response = logged_in.post(f"/admin/verifying/modelendpoint/{endpoint.pk}/change/", form)
+
+    assert response.status_code == 302
+    endpoint.refresh_from_db()
+    assert (endpoint.base_url, endpoint.has_api_key, endpoint.key_status) == (
+        "https://elsewhere.example.org/v1",
+        False,
+        "needed, not entered",
+    )

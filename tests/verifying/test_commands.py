@@ -1,13 +1,16 @@
-"""`manage.py rerun` in the foreground, and `make_demo_testset --frames`."""
+"""`manage.py rerun` in the foreground, `make_demo_testset --frames`, and
+`rotate_endpoint_keys`."""
 
 import io
 
 import pytest
+from cryptography.fernet import Fernet
 from django.core.management import CommandError, call_command
 
 from benchmark.scoring import load_ground_truth
 from submissions.enums import VerificationStatus
 from verifying import frames, services
+from verifying.endpoints import register_endpoint
 from verifying.enums import RerunStatus
 from verifying.models import RerunJob
 
@@ -78,3 +81,26 @@ def test_verify_from_the_shell_refuses_an_upload_outside_the_workflow(entry):
         call_command("verify", str(entry.pk), stdout=io.StringIO())
     with pytest.raises(CommandError, match="There is no submission 999999"):
         call_command("verify", "999999", stdout=io.StringIO())
+
+
+@pytest.mark.integration
+@pytest.mark.django_db
+def test_rotate_endpoint_keys_re_encrypts_under_the_first_key(access_granted, settings):
+    endpoint = register_endpoint(
+        access_granted, actor=None, base_url="http://127.0.0.1:9/v1", model="m", api_key="sk-1"
+    )
+    (old,) = settings.PODIUM_FIELD_ENCRYPTION_KEYS
+    new = Fernet.generate_key().decode()
+    settings.PODIUM_FIELD_ENCRYPTION_KEYS = [new, old]
+    out = io.StringIO()
+
+    call_command("rotate_endpoint_keys", stdout=out)
+
+    assert out.getvalue() == "Re-encrypted 1 model endpoint key.\n"
+    endpoint.refresh_from_db()
+    assert Fernet(new).decrypt(endpoint.api_key_encrypted.encode()) == b"sk-1"
+    settings.PODIUM_FIELD_ENCRYPTION_KEYS = [Fernet.generate_key().decode()]
+    with pytest.raises(CommandError, match=r"cannot be decrypted.*Nothing was changed"):
+        call_command("rotate_endpoint_keys", stdout=out)
+    endpoint.refresh_from_db()
+    assert Fernet(new).decrypt(endpoint.api_key_encrypted.encode()) == b"sk-1"

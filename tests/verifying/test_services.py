@@ -230,19 +230,6 @@ def test_a_rerun_needs_access_granted(entry, maintainer):
     assert RerunJob.objects.count() == 0
 
 
-def test_a_missing_api_key_is_named(access_granted, model, maintainer, monkeypatch):
-    monkeypatch.delenv("SURGVLM_KEY", raising=False)
-    services.register_endpoint(
-        access_granted,
-        actor=maintainer,
-        base_url=model.base_url,
-        model="m",
-        api_key_env="SURGVLM_KEY",
-    )
-    with pytest.raises(DomainError, match="SURGVLM_KEY"):
-        services.start_rerun(access_granted, actor=maintainer, enqueue=False)
-
-
 def test_verify_is_refused_when_the_report_is_not_within_tolerance(
     access_granted, endpoint, model, maintainer, django_capture_on_commit_callbacks
 ):
