@@ -6,3 +6,12 @@ class VerifyingConfig(AppConfig):
 
     name = "verifying"
     verbose_name = "Verification re-runs"
+
+    def ready(self) -> None:
+        # Imported here: services import models, which must not load before the app registry.
+        from submissions.demo import add_demo_hook
+
+        from .demo import on_demo_loaded
+
+        # `load_demo` ends with the re-run's part of the demo: frames and the stand-in model.
+        add_demo_hook(on_demo_loaded)
