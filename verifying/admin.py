@@ -2,7 +2,9 @@
 (an action); a re-run is a read-only record whose page shows the discrepancy report and a
 "Verify this entry" button. Every write goes through `verifying.services`; all of it needs
 `submissions.verify_submission`. An API key is never shown, only whether its environment
-variable is set.
+variable is set. The endpoint form picks the entry by its name, team and benchmark among the
+entries on their way to the Official board; a refused verify names the missing step and links
+to it (`submissions.next_step`).
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ from django.utils.html import format_html
 from core import audit
 from core.exceptions import DomainError
 from submissions.enums import VerificationStatus
+from submissions.models import Submission
+from submissions.next_step import next_step
 
 from .enums import RerunStatus
 from .models import ModelEndpoint, RerunJob
@@ -53,6 +57,31 @@ class MaintainersOnly:
         return may_verify(request)
 
 
+# The entries a model endpoint is registered for: those on their way to the Official board.
+ENTRY_STATES = [
+    VerificationStatus.NOMINATED,
+    VerificationStatus.CONTACTED,
+    VerificationStatus.ACCESS_GRANTED,
+    VerificationStatus.VERIFYING,
+]
+
+
+def entry_label(submission: Submission) -> str:
+    """ "SurgiDemo-7B — Demo fine-tuners · MedVidBench · Model access granted": the model, then
+    its team (else its institution, else its owner), the benchmark and the state."""
+    who = submission.team_name or submission.institution
+    if not who and submission.owner_id:
+        who = submission.owner.get_username()
+    name = f"{submission.model_name} — {who}" if who else submission.model_name
+    status = VerificationStatus(submission.verification_status).label
+    return f"{name} · {submission.benchmark.name} · {status}"
+
+
+class EntryChoiceField(forms.ModelChoiceField):
+    def label_from_instance(self, obj: Submission) -> str:
+        return entry_label(obj)
+
+
 class ModelEndpointForm(forms.ModelForm):
     class Meta:
         model = ModelEndpoint
@@ -75,8 +104,24 @@ class ModelEndpointAdmin(MaintainersOnly, admin.ModelAdmin):
     list_filter = ["is_active", "submission__benchmark"]
     list_select_related = ["submission"]
     search_fields = ["submission__model_name", "model", "base_url"]
-    raw_id_fields = ["submission"]
     actions = ["start_rerun_action"]
+
+    def formfield_for_foreignkey(
+        self, db_field: Any, request: HttpRequest, **kwargs: Any
+    ) -> forms.Field | None:
+        if db_field.name == "submission":
+            kwargs["queryset"] = (
+                Submission.objects.filter(verification_status__in=ENTRY_STATES, publish=True)
+                .select_related("benchmark", "owner")
+                .order_by("benchmark__name", "model_name", "id")
+            )
+            kwargs["form_class"] = EntryChoiceField
+            kwargs["label"] = "Entry"
+            kwargs["help_text"] = (
+                "An entry that was nominated and not yet verified, by model name, team and "
+                "benchmark."
+            )
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
 
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
         fixed = ["api_key_status", "is_active", "created_by", "created_at"]
@@ -250,7 +295,10 @@ class RerunJobAdmin(MaintainersOnly, admin.ModelAdmin):
                 note=request.POST.get("note", ""),
             )
         except DomainError as error:
-            self.message_user(request, str(error), messages.ERROR)
+            job.submission.refresh_from_db()
+            step = next_step(job.submission)
+            text = format_html("{} {}", error, step.html()) if step is not None else str(error)
+            self.message_user(request, text, messages.ERROR)
         else:
             self.message_user(
                 request,

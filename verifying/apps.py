@@ -10,8 +10,12 @@ class VerifyingConfig(AppConfig):
     def ready(self) -> None:
         # Imported here: services import models, which must not load before the app registry.
         from submissions.demo import add_demo_hook
+        from submissions.next_step import add_step_guide
 
         from .demo import on_demo_loaded
+        from .steps import rerun_step
 
         # `load_demo` ends with the re-run's part of the demo: frames and the stand-in model.
         add_demo_hook(on_demo_loaded)
+        # A refused move, or the entry's page, names the re-run step that is missing.
+        add_step_guide(rerun_step)

@@ -238,7 +238,9 @@ def test_an_illegal_move_is_reported_per_entry_with_the_services_message(
     )
     assert page_messages(response) == [
         "Authors contacted: Nominated.",
-        "Not done: Community: An entry cannot go from Community to Authors contacted.",
+        "Not done: Community: An entry cannot go from Community to Authors contacted. "
+        f'Next step: <a href="/admin/submissions/submission/?id__exact={community.pk}">'
+        "nominate it (the action “Nominate for the Official board”)</a>.",
     ]
     assert verification_events(community) == []
 
@@ -250,7 +252,9 @@ def test_an_uploaded_entry_is_not_verified_directly(as_maintainer, entry):
     assert entry.verification_status == V.COMMUNITY
     assert page_messages(response) == [
         "Not done: Entry: An uploaded entry is verified through the workflow (nominate, "
-        "contact, re-run); only results the maintainers produced are verified directly."
+        "contact, re-run); only results the maintainers produced are verified directly. "
+        f'Next step: <a href="/admin/submissions/submission/?id__exact={entry.pk}">'
+        "nominate it (the action “Nominate for the Official board”)</a>."
     ]
 
 
