@@ -177,7 +177,13 @@ class ModelEndpointAdmin(MaintainersOnly, admin.ModelAdmin):
                 continue
             self.message_user(
                 request,
-                f"Re-run {job.pk} of {endpoint.submission} queued: {job.items_total} questions.",
+                format_html(
+                    'Re-run <a href="{}">{}</a> of {} queued: {} questions.',
+                    reverse("admin:verifying_rerunjob_change", args=[job.pk]),
+                    job.pk,
+                    endpoint.submission,
+                    job.items_total,
+                ),
                 messages.SUCCESS,
             )
 

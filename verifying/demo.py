@@ -70,12 +70,15 @@ def answer_tables(
 
 
 def demo_answer_tables(demo_dir: Path, root: Path, max_frames: int) -> dict[str, dict[str, str]]:
-    """`answer_tables` for the demo files in `demo_dir`: `standin-<kind>` per predictions file."""
+    """`answer_tables` for the demo files in `demo_dir`: `standin-<kind>` for each predictions
+    file there (`FileNotFoundError` when there is none)."""
     test_set = scoring.load_ground_truth(demo_dir / DEMO_FILENAMES["ground_truth"])
+    files = {kind: demo_dir / DEMO_FILENAMES[kind] for kind in PREDICTION_KINDS}
     predictions = {
-        standin_model_name(kind): (demo_dir / DEMO_FILENAMES[kind]).read_bytes()
-        for kind in PREDICTION_KINDS
+        standin_model_name(kind): path.read_bytes() for kind, path in files.items() if path.exists()
     }
+    if not predictions:
+        raise FileNotFoundError(f"no predictions file in {demo_dir}")
     return answer_tables(test_set, predictions, root, max_frames)
 
 
