@@ -11,7 +11,7 @@ an entry uploaded from the noisy or the prose file reproduces its self-reported 
 discrepancy report is within the tolerance. Like a real model it answers one request one way:
 where a file answers the same question on the same clip differently (`predictions_perfect.json`
 does, being the references of the gpt and gemini caption variants), it answers with the first,
-and the report shows what that costs (DVC_F1 about 0.05 off for the perfect file). An entry
+and the report shows what that costs (DVC_F1 0.13 below for the perfect file). An entry
 uploaded from another file is re-run against whichever model is registered, and its report
 shows the discrepancies.
 
