@@ -56,10 +56,12 @@ def answer_tables(
     """model -> request key -> answer, for `StandinModel(models=...)`: each model answers a
     question, with the frames a re-run reads from `root` and sends (at most `max_frames`), by
     the prediction its file has for it (the first, where it has several)."""
-    keys = [
-        request_key(sample.question, frames.frame_urls(sample, root, max_frames))
-        for sample in test_set.samples
-    ]
+    urls: dict[tuple[str, ...], list[str]] = {}  # the questions on one clip share its frames
+    keys = []
+    for sample in test_set.samples:
+        if sample.frames not in urls:
+            urls[sample.frames] = frames.frame_urls(sample, root, max_frames)
+        keys.append(request_key(sample.question, urls[sample.frames]))
     tables: dict[str, dict[str, str]] = {}
     for model, raw in predictions.items():
         table: dict[str, str] = {}
