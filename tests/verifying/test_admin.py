@@ -192,3 +192,24 @@ def test_the_entry_page_shows_the_next_step(logged_in, access_granted):
         f'<a href="/admin/verifying/modelendpoint/add/?submission={access_granted.pk}">'
         "register the model&#x27;s endpoint</a>"
     ) in page.content.decode()
+
+
+def test_the_endpoint_form_refuses_an_entry_not_on_its_way_to_the_official_board(
+    logged_in, medvidbench
+):
+    community = scored_entry(medvidbench, "Still community", {"CVS_acc": 0.5})
+    response = logged_in.post(
+        "/admin/verifying/modelendpoint/add/",
+        {
+            "submission": community.pk,
+            "base_url": "http://127.0.0.1:9/v1",
+            "model": "m",
+            "concurrency": 2,
+            "max_attempts": 3,
+            "timeout_seconds": 5,
+        },
+    )
+    assert response.context["adminform"].form.errors == {
+        "submission": ["Select a valid choice. That choice is not one of the available choices."]
+    }
+    assert not ModelEndpoint.objects.exists()
