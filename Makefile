@@ -1,7 +1,8 @@
 # Podium's two everyday commands (see README.md):
 #   make run   set up .venv, migrate, load the demo board (benchmark, synthetic test set,
-#              published rows, scored community entries), then serve http://127.0.0.1:8000/
-#              with a background worker; Ctrl-C stops both (scripts/run.sh)
+#              published rows, scored community entries, the frames a re-run sends), then serve
+#              http://127.0.0.1:8000/ with a background worker, the stand-in judge and the
+#              stand-in model; Ctrl-C stops all four (scripts/run.sh)
 #   make test  set up .venv with the dev tools, then ruff check, ruff format --check, pytest
 # Setup steps are stamp files, so a rerun only reinstalls when a requirements file changed.
 
@@ -14,14 +15,17 @@ DEMO_DIR := var/demo
 .PHONY: run test migrate demo clean
 
 STANDIN_PORT ?= 8765
+STANDIN_MODEL_PORT ?= 8766
 
 run: migrate demo
 	$(PY) manage.py setup_benchmarks
 	$(PY) manage.py configure_judge --name "Stand-in judge (demo: deterministic, not a real LLM)" \
 		--base-url http://127.0.0.1:$(STANDIN_PORT)/v1 --model standin-judge --api-key-env "" \
 		--concurrency 16
-	$(PY) manage.py load_demo --demo-dir $(DEMO_DIR)
-	PODIUM_STANDIN_PORT=$(STANDIN_PORT) scripts/run.sh
+	$(PY) manage.py load_demo --demo-dir $(DEMO_DIR) \
+		--standin-model-url http://127.0.0.1:$(STANDIN_MODEL_PORT)/v1
+	PODIUM_STANDIN_PORT=$(STANDIN_PORT) PODIUM_STANDIN_MODEL_PORT=$(STANDIN_MODEL_PORT) \
+		PODIUM_DEMO_DIR=$(DEMO_DIR) scripts/run.sh
 
 test: $(DEV)
 	$(VENV)/bin/ruff check .

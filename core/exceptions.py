@@ -59,11 +59,6 @@ class InvalidRubric(DomainError):
 
 
 class VerificationRefused(InvalidTransition):
-    """A move to verified without the evidence it needs. ``step`` names what is missing in a
-    few words ("start a re-run"), and ``target`` is the object where it is done (the entry, or
-    its re-run), so an interface can link to it; both are safe to show to a maintainer."""
-
-    def __init__(self, message: str, *, step: str, target: object | None = None):
-        super().__init__(message)
-        self.step = step
-        self.target = target
+    """A move to verified without the evidence it needs (the entry's newest re-run, done and
+    within the tolerance; a note for re-verifying the maintainers' own result). The message says
+    what is missing; `submissions.next_step` tells an interface where the next step is done."""

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# `make run`'s last step: the web server, a django-q2 worker and the demo's stand-in LLM judge
-# (deterministic verdicts, not a real LLM; PODIUM_STANDIN_PORT, 0 to leave it out) together,
-# in the foreground. Ctrl-C (or TERM) stops all; if one exits on its own, the others stop too.
+# `make run`'s last step: the web server, a django-q2 worker, the demo's stand-in LLM judge
+# (deterministic verdicts, not a real LLM; PODIUM_STANDIN_PORT, 0 to leave it out) and the
+# demo's stand-in model (plays back the demo predictions for a re-run, not a real model;
+# PODIUM_STANDIN_MODEL_PORT, 0 to leave it out; PODIUM_DEMO_DIR) together, in the foreground.
+# Ctrl-C (or TERM) stops all; if one exits on its own, the others stop too.
 # Each runs in its own session, so the terminal's Ctrl-C reaches only this script, whose trap
 # stops them in the way each shuts down cleanly: TERM to qcluster's main process (it stops its
 # own workers; TERM to all of them at once leaves it waiting forever), TERM to runserver's
@@ -14,13 +16,16 @@ cd "$(dirname "$0")/.."
 PY=.venv/bin/python
 ADDRESS=${PODIUM_ADDRESS:-127.0.0.1:8000}
 STANDIN_PORT=${PODIUM_STANDIN_PORT:-0}
-worker="" server="" judge="" pids=()
+MODEL_PORT=${PODIUM_STANDIN_MODEL_PORT:-0}
+DEMO_DIR=${PODIUM_DEMO_DIR:-var/demo}
+worker="" server="" judge="" model="" pids=()
 
 stop() {
     trap - INT TERM EXIT
     kill -TERM "$worker" 2>/dev/null || true
     kill -TERM -- "-$server" 2>/dev/null || true
     [[ -n "$judge" ]] && kill -TERM -- "-$judge" 2>/dev/null || true
+    [[ -n "$model" ]] && kill -TERM -- "-$model" 2>/dev/null || true
     for _ in $(seq 40); do
         alive=0
         for pid in "${pids[@]}"; do kill -0 -- "-$pid" 2>/dev/null && alive=1; done
@@ -37,12 +42,17 @@ if [[ "$STANDIN_PORT" != 0 ]]; then
     judge=$!
     pids+=("$judge")
 fi
+if [[ "$MODEL_PORT" != 0 ]]; then
+    setsid "$PY" manage.py standin_model --port "$MODEL_PORT" --demo-dir "$DEMO_DIR" &
+    model=$!
+    pids+=("$model")
+fi
 setsid "$PY" manage.py qcluster &
 worker=$!
 setsid "$PY" manage.py runserver "$ADDRESS" &
 server=$!
 pids+=("$worker" "$server")
-echo "Podium: http://$ADDRESS/ (web server and worker running; Ctrl-C stops all)"
+echo "Podium: http://$ADDRESS/ (web server, worker and stand-ins running; Ctrl-C stops all)"
 
-# Return when either process ends (or a signal arrives); the EXIT trap stops the other.
+# Return when any process ends (or a signal arrives); the EXIT trap stops the others.
 wait -n

@@ -45,6 +45,7 @@ from . import maintenance
 from .enums import BoardKind, EvaluationStatus, VerificationStatus
 from .maintenance import PRESENTATION_FIELDS
 from .models import Evaluation, Submission
+from .next_step import next_step
 from .selectors import SubmissionStatus, latest_evaluation, metric_value, submission_status
 from .services import set_verification_status
 
@@ -241,6 +242,7 @@ class SubmissionAdmin(admin.ModelAdmin):
                     "verification_reason",
                     "published_at",
                     "board_standing",
+                    "next_verification_step",
                 ],
                 "description": "Changed only with the actions on the list of entries.",
             },
@@ -348,6 +350,12 @@ class SubmissionAdmin(admin.ModelAdmin):
             f"{BoardKind(entry.board).label} board, #{entry.rank} "
             f"(mean rank {entry.mean_rank!r}, {entry.wins} wins)"
         )
+
+    @admin.display(description="Next step")
+    def next_verification_step(self, submission: Submission) -> str:
+        """What is missing for the Official board, linked to where it is done."""
+        step = next_step(submission)
+        return step.link() if step is not None else "Nothing to do"
 
     @admin.display(description="Run")
     def run_summary(self, submission: Submission) -> str:
@@ -554,7 +562,8 @@ class SubmissionAdmin(admin.ModelAdmin):
         note: str = "",
         reason: str = "",
     ) -> None:
-        """Move each entry through the one writer; report the moves and the refusals."""
+        """Move each entry through the one writer; report the moves and the refusals, each
+        refusal with the entry's next step (`next_step`), linked."""
         done, refused = [], []
         for submission in queryset:
             try:
@@ -562,7 +571,15 @@ class SubmissionAdmin(admin.ModelAdmin):
                     submission, new, actor=request.user, note=note, reason=reason
                 )
             except DomainError as error:
-                refused.append(f"{submission.model_name}: {error}")
+                step = next_step(submission)
+                refused.append(
+                    format_html(
+                        "{}: {}{}",
+                        submission.model_name,
+                        error,
+                        format_html(" {}", step.html()) if step is not None else "",
+                    )
+                )
             else:
                 done.append(submission.model_name)
         self._report(request, f"{new.label}: {{}}.", done, refused)
@@ -607,10 +624,12 @@ class SubmissionAdmin(admin.ModelAdmin):
     def _report(
         self, request: HttpRequest, success: str, done: list[str], refused: list[str]
     ) -> None:
+        """Plain texts are escaped; a refusal built with `format_html` keeps its link."""
         if done:
             self.message_user(request, success.format(", ".join(done)), messages.SUCCESS)
         if refused:
-            self.message_user(request, "Not done: " + "; ".join(refused), messages.ERROR)
+            joined = format_html_join("; ", "{}", ((text,) for text in refused))
+            self.message_user(request, format_html("Not done: {}", joined), messages.ERROR)
 
 
 @admin.register(Evaluation)

@@ -5,6 +5,10 @@ official rows of spec 7, and a few community entries scored from generated predi
 services as the web pages, so the demo board is built exactly as a real one is. Idempotent:
 each step looks for what it would create first. Never run it against a real deployment: it
 refuses to import the synthetic test set over a different active one.
+
+Apps above this one add their part of the demo through a hook (`add_demo_hook`, called at the
+end of `load_demo` with a `DemoLoaded`): `verifying` writes the demo frames and registers the
+stand-in model's endpoint for the demo entries.
 """
 
 from __future__ import annotations
@@ -77,6 +81,27 @@ DEMO_ENTRIES = (
 
 
 @dataclass(frozen=True)
+class DemoLoaded:
+    """What a demo hook is given: the benchmark, where the demo files are, every demo entry
+    with its submission, the stand-in model's base URL ("" for none) and the log."""
+
+    benchmark: Benchmark
+    demo_dir: Path
+    entries: list[tuple[DemoEntry, Submission]]
+    standin_model_url: str
+    log: Callable[[str], Any]
+
+
+_demo_hooks: list[Callable[[DemoLoaded], None]] = []
+
+
+def add_demo_hook(hook: Callable[[DemoLoaded], None]) -> None:
+    """Call `hook(loaded)` at the end of every `load_demo` (idempotent hooks only)."""
+    if hook not in _demo_hooks:
+        _demo_hooks.append(hook)
+
+
+@dataclass(frozen=True)
 class DemoSummary:
     benchmark: Benchmark
     imported: int
@@ -99,14 +124,20 @@ def published_results(path: Path = PUBLISHED_RESULTS_PATH) -> list[PublishedResu
     ]
 
 
-def load_demo(demo_dir: Path, *, log: Callable[[str], Any] = lambda message: None) -> DemoSummary:
+def load_demo(
+    demo_dir: Path,
+    *,
+    log: Callable[[str], Any] = lambda message: None,
+    standin_model_url: str = "",
+) -> DemoSummary:
     """Set up the demo: benchmark, synthetic test set, published rows, demo user and entries.
 
     Writes the demo files into `demo_dir` when the ground truth is missing there, imports
     the test set (a no-op once imported), imports each published row not yet on the board,
     creates the demo user and submits and scores (synchronously, so no worker is needed)
-    each demo entry it does not have yet, then recomputes the board. Raises `DomainError`
-    if the benchmark's active test set is not the demo one.
+    each demo entry it does not have yet, recomputes the board, then calls the demo hooks
+    (`add_demo_hook`) with `standin_model_url`. Raises `DomainError` if the benchmark's
+    active test set is not the demo one.
     """
     benchmark = ensure_medvidbench()
     ground_truth = demo_dir / DEMO_FILENAMES["ground_truth"]
@@ -166,6 +197,16 @@ def load_demo(demo_dir: Path, *, log: Callable[[str], Any] = lambda message: Non
 
     rows = recompute_board(benchmark)
     official = sum(row.board == "official" for row in rows)
+    entries = [
+        (
+            entry,
+            Submission.objects.get(benchmark=benchmark, owner=user, model_name=entry.model_name),
+        )
+        for entry in DEMO_ENTRIES
+    ]
+    loaded = DemoLoaded(benchmark, demo_dir, entries, standin_model_url, log)
+    for hook in _demo_hooks:
+        hook(loaded)
     return DemoSummary(benchmark, imported, submitted, official, len(rows) - official)
 
 

@@ -64,15 +64,12 @@ def verification_evidence(
     if not submission.publish:
         raise VerificationRefused(
             "An evaluate-only entry is never published, so it cannot be verified.",
-            step="publish the entry",
         )
     if submission.is_maintainer_result and current != V.VERIFYING:
         if current in (V.WITHDRAWN, V.REJECTED) and not note:
             raise VerificationRefused(
                 f"Say in the note why this {current.label.lower()} result of the maintainers' "
                 "own is verified again: the note is kept in its audit trail.",
-                step="add a note",
-                target=submission,
             )
         imported = submission.source == SubmissionSource.IMPORTED
         kind = "imported published result" if imported else "baseline"
@@ -82,14 +79,11 @@ def verification_evidence(
             "An uploaded entry is verified on an independent re-run of its model: nominate it, "
             "record the contact with the authors, grant access and start a re-run, then verify "
             f"from the re-run's report. This entry is {current.label.lower()}.",
-            step="nominate the entry" if current == V.COMMUNITY else "follow the workflow",
-            target=submission,
         )
     if _rerun_evidence_check is None:
         raise VerificationRefused(
             "No re-run can be checked on this server (the verifying app is not installed), so "
             "an uploaded entry cannot be verified.",
-            step="install the verifying app",
         )
     return _rerun_evidence_check(submission, force=force, note=note)
 

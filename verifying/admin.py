@@ -1,7 +1,9 @@
 """Admin for the re-run: a maintainer registers a model's endpoint and starts a re-run from it
 (an action); a re-run is a read-only record whose page shows the discrepancy report and a
 "Verify this entry" button. Every write goes through `verifying.services` and
-`verifying.endpoints`; all of it needs `submissions.verify_submission`.
+`verifying.endpoints`; all of it needs `submissions.verify_submission`. The endpoint form picks
+the entry by its name, team and benchmark among the entries on their way to the Official board;
+a refused verify names the missing step and links to it (`submissions.next_step`).
 
 An endpoint's API key is write-only: only a superuser's form has the key field (a password
 input that never renders a value); everyone sees "set on <date>" or "not set". A maintainer
@@ -27,6 +29,8 @@ from django.views.decorators.debug import sensitive_post_parameters
 
 from core.exceptions import DomainError
 from submissions.enums import VerificationStatus
+from submissions.models import Submission
+from submissions.next_step import next_step
 
 from .endpoints import CHANGEABLE_FIELDS, change_endpoint, register_endpoint
 from .enums import RerunStatus
@@ -50,6 +54,31 @@ class MaintainersOnly:
 
     def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return may_verify(request)
+
+
+# The entries a model endpoint is registered for: those on their way to the Official board.
+ENTRY_STATES = [
+    VerificationStatus.NOMINATED,
+    VerificationStatus.CONTACTED,
+    VerificationStatus.ACCESS_GRANTED,
+    VerificationStatus.VERIFYING,
+]
+
+
+def entry_label(submission: Submission) -> str:
+    """ "SurgiDemo-7B — Demo fine-tuners · MedVidBench · Model access granted": the model, then
+    its team (else its institution, else its owner), the benchmark and the state."""
+    who = submission.team_name or submission.institution
+    if not who and submission.owner_id:
+        who = submission.owner.get_username()
+    name = f"{submission.model_name} — {who}" if who else submission.model_name
+    status = VerificationStatus(submission.verification_status).label
+    return f"{name} · {submission.benchmark.name} · {status}"
+
+
+class EntryChoiceField(forms.ModelChoiceField):
+    def label_from_instance(self, obj: Submission) -> str:
+        return entry_label(obj)
 
 
 class ModelEndpointForm(forms.ModelForm):
@@ -93,7 +122,6 @@ class ModelEndpointAdmin(MaintainersOnly, admin.ModelAdmin):
     list_filter = ["is_active", "submission__benchmark"]
     list_select_related = ["submission"]
     search_fields = ["submission__model_name", "model", "base_url"]
-    raw_id_fields = ["submission"]
     actions = ["start_rerun_action"]
 
     @method_decorator(sensitive_post_parameters("api_key"))  # as UserAdmin does for passwords
@@ -106,6 +134,23 @@ class ModelEndpointAdmin(MaintainersOnly, admin.ModelAdmin):
         if request.user.is_superuser:
             kwargs["form"] = ModelEndpointKeyForm
         return super().get_form(request, obj, change=change, **kwargs)
+
+    def formfield_for_foreignkey(
+        self, db_field: Any, request: HttpRequest, **kwargs: Any
+    ) -> forms.Field | None:
+        if db_field.name == "submission":
+            kwargs["queryset"] = (
+                Submission.objects.filter(verification_status__in=ENTRY_STATES, publish=True)
+                .select_related("benchmark", "owner")
+                .order_by("benchmark__name", "model_name", "id")
+            )
+            kwargs["form_class"] = EntryChoiceField
+            kwargs["label"] = "Entry"
+            kwargs["help_text"] = (
+                "An entry that was nominated and not yet verified, by model name, team and "
+                "benchmark."
+            )
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
 
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
         fixed = ["key_status", "is_active", "created_by", "created_at"]
@@ -159,7 +204,13 @@ class ModelEndpointAdmin(MaintainersOnly, admin.ModelAdmin):
                 continue
             self.message_user(
                 request,
-                f"Re-run {job.pk} of {endpoint.submission} queued: {job.items_total} questions.",
+                format_html(
+                    'Re-run <a href="{}">{}</a> of {} queued: {} questions.',
+                    reverse("admin:verifying_rerunjob_change", args=[job.pk]),
+                    job.pk,
+                    endpoint.submission,
+                    job.items_total,
+                ),
                 messages.SUCCESS,
             )
 
@@ -277,7 +328,10 @@ class RerunJobAdmin(MaintainersOnly, admin.ModelAdmin):
                 note=request.POST.get("note", ""),
             )
         except DomainError as error:
-            self.message_user(request, str(error), messages.ERROR)
+            job.submission.refresh_from_db()
+            step = next_step(job.submission)
+            text = format_html("{} {}", error, step.html()) if step is not None else str(error)
+            self.message_user(request, text, messages.ERROR)
         else:
             self.message_user(
                 request,

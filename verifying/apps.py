@@ -8,10 +8,19 @@ class VerifyingConfig(AppConfig):
     verbose_name = "Verification re-runs"
 
     def ready(self) -> None:
-        # The verification writer (in `submissions`, below this app) asks this app for an
-        # uploaded entry's evidence: a hook, since `submissions` never imports `verifying`.
+        # Imported here: services import models, which must not load before the app registry.
+        # Each is a hook, since `submissions` (below this app) never imports `verifying`.
+        from submissions.demo import add_demo_hook
+        from submissions.next_step import add_step_guide
         from submissions.services import set_rerun_evidence_check
 
+        from .demo import on_demo_loaded
         from .evidence import rerun_evidence
+        from .steps import rerun_step
 
+        # The verification writer asks this app for an uploaded entry's evidence.
         set_rerun_evidence_check(rerun_evidence)
+        # `load_demo` ends with the re-run's part of the demo: frames and the stand-in model.
+        add_demo_hook(on_demo_loaded)
+        # A refused move, or the entry's page, names the re-run step that is missing.
+        add_step_guide(rerun_step)

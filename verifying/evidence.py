@@ -35,17 +35,11 @@ def rerun_evidence(submission: Submission, *, force: bool = False, note: str = "
         raise VerificationRefused(
             "The entry has no re-run: register the model's endpoint and start a re-run, then "
             "verify from its report.",
-            step="start a re-run",
-            target=submission,
         )
     if job.state != RerunStatus.DONE:
         raise VerificationRefused(
             f"Re-run {job.pk} is {job.state.label.lower()} ({job.items_finished:,} of "
             f"{job.items_total:,} answers), so there is no report to verify from yet.",
-            step=f"wait for re-run {job.pk} to finish"
-            if not job.state.is_terminal
-            else "start a new re-run",
-            target=job,
         )
     report = job.report or {}
     run = newest_scored_run(submission)
@@ -53,8 +47,6 @@ def rerun_evidence(submission: Submission, *, force: bool = False, note: str = "
         raise VerificationRefused(
             f"Re-run {job.pk} was compared with run {report.get('evaluation')}, but the entry is "
             f"now ranked by run {run.pk if run else 'none'}: re-run the model again.",
-            step="start a new re-run",
-            target=submission,
         )
     data: dict[str, Any] = {
         "rerun": job.pk,
@@ -76,15 +68,11 @@ def rerun_evidence(submission: Submission, *, force: bool = False, note: str = "
     if force:
         raise VerificationRefused(
             "Say in the note why the entry is verified although its report is not in order.",
-            step="add a note",
-            target=job,
         )
     raise VerificationRefused(
         f"Re-run {job.pk} differs from the self-reported values beyond the tolerance of "
         f"{report.get('tolerance', 0):g} on {', '.join(outside) or 'no compared metric'}; "
         "read the report, and force the verify with a note only if the difference is explained.",
-        step=f"read the report of re-run {job.pk}",
-        target=job,
     )
 
 
@@ -95,9 +83,7 @@ def verify_from_report(
     checks the report (`rerun_evidence`). The Official board follows on commit."""
     newest = newest_rerun(job.submission)
     if newest is not None and newest.pk != job.pk:
-        raise VerificationRefused(
-            f"Re-run {newest.pk} is newer; verify from its report.", step="open it", target=newest
-        )
+        raise VerificationRefused(f"Re-run {newest.pk} is newer; verify from its report.")
     return set_verification_status(
         job.submission, VerificationStatus.VERIFIED, actor=actor, note=note, force=force
     )

@@ -8,6 +8,12 @@ to be sent; an unknown key gets `DEFAULT_ANSWER`. The re-run itself never uses `
 Fault switches: `latency` (seconds per request) and `fail_first` (the first n requests of each
 key get a 500). `authorizations` records every request's Authorization header, so a test can
 see which key reached it. Stdlib only, no Django, like `judging.standin`.
+
+With `models` (model name -> request key -> answer) it serves several models, as the demo's
+stand-in does (`verifying/demo.py`, `manage.py standin_model`); a request for a model it does
+not serve gets a 404, as from a real server. Like a model at temperature 0, it gives one
+request one answer, however often and in whatever order it is asked. It is NOT a real model:
+it only plays back predictions.
 """
 
 from __future__ import annotations
@@ -51,14 +57,18 @@ class StandinModel:
         self,
         table: Mapping[str, str] | None = None,
         *,
+        models: Mapping[str, Mapping[str, str]] | None = None,
         latency: float = 0.0,
         fail_first: int = 0,
         host: str = "127.0.0.1",
+        port: int = 0,
     ) -> None:
         self.table = dict(table or {})
+        self.models = None if models is None else {name: dict(t) for name, t in models.items()}
         self.latency = latency
         self.fail_first = fail_first
         self.host = host
+        self.port = port
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
@@ -67,7 +77,7 @@ class StandinModel:
         self._authorizations: list[str] = []
 
     def start(self) -> StandinModel:
-        self._server = _Server((self.host, 0), _Handler)
+        self._server = _Server((self.host, self.port), _Handler)
         self._server.model = self
         self._thread = threading.Thread(
             target=self._server.serve_forever,
@@ -126,6 +136,16 @@ class StandinModel:
             self._key_calls[request.key] += 1
             return self._key_calls[request.key]
 
+    def answer(self, request: Received) -> str | None:
+        """The answer to a request; None when it asks for a model this stand-in does not
+        serve (only with `models`)."""
+        if self.models is None:
+            return self.table.get(request.key, DEFAULT_ANSWER)
+        table = self.models.get(request.model)
+        if table is None:
+            return None
+        return table.get(request.key, DEFAULT_ANSWER)
+
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
@@ -161,7 +181,21 @@ class _Handler(BaseHTTPRequestHandler):
         if number <= stand_in.fail_first:
             self._send(500, {"error": {"message": "failed on purpose", "type": "server_error"}})
             return
-        answer = stand_in.table.get(request.key, DEFAULT_ANSWER)
+        answer = stand_in.answer(request)
+        if answer is None:
+            served = ", ".join(sorted(stand_in.models or {}))
+            self._send(
+                404,
+                {
+                    "error": {
+                        "message": f"The model {request.model!r} does not exist here; this "
+                        f"stand-in serves {served}.",
+                        "type": "invalid_request_error",
+                        "code": "model_not_found",
+                    }
+                },
+            )
+            return
         tokens = max(1, len(request.text) // 4)
         self._send(
             200,

@@ -248,15 +248,21 @@ def _predict(kind: str, rng: random.Random, record: dict[str, Any]) -> str:
 
 def make_predictions(records: list[dict[str, Any]], kind: str, seed: int) -> list[dict[str, str]]:
     """A submission (spec 2) for ``records``, in their order: ``perfect`` repeats the reference
-    answers, ``noisy`` imitates a fine-tuned model, ``prose`` a general chat model."""
-    return [
-        {
-            "id": record["id"],
-            "qa_type": record["qa_type"],
-            "prediction": _predict(kind, random.Random(f"{kind}:{seed}:{index}"), record),
-        }
-        for index, record in enumerate(records)
-    ]
+    answers, ``noisy`` imitates a fine-tuned model, ``prose`` a general chat model.
+
+    The two models answer like models: a question asked again on the same clip (the gpt and
+    gemini variants of a caption task share the question and the frames, and differ only in
+    their references) gets the answer it got the first time, so a re-run of the model
+    (docs/verification.md) can reproduce the file. ``perfect`` is the references, not a model."""
+    rows = []
+    answered: dict[tuple[str, str], str] = {}
+    for index, record in enumerate(records):
+        prediction = _predict(kind, random.Random(f"{kind}:{seed}:{index}"), record)
+        if kind != "perfect":
+            asked = (question_of(record), repr(record.get("video")))
+            prediction = answered.setdefault(asked, prediction)
+        rows.append({"id": record["id"], "qa_type": record["qa_type"], "prediction": prediction})
+    return rows
 
 
 PREDICTION_KINDS = ("perfect", "noisy", "prose")

@@ -308,6 +308,24 @@ def test_prose_predictions_are_sentences_not_the_formats(records, predictions):
     assert sum(bool(re.search(r"\d+(?:\.\d+)?\s*-\s*\d", a)) for a in tal) == 0
 
 
+def test_the_models_answer_a_question_asked_again_on_a_clip_the_same_way(records, predictions):
+    """A re-run of the model (docs/verification.md) sends the question and the clip's frames;
+    the gpt and gemini variants of a caption task send the same, so a model answers both
+    alike, and a stand-in playing back the file can reproduce it. The perfect file is the
+    references, which differ."""
+
+    def answers_per_request(kind: str) -> Counter[int]:
+        asked: dict[tuple[str, str], set[str]] = {}
+        for record, row in zip(records, predictions[kind], strict=True):
+            key = (question_of(record), repr(record["video"]))
+            asked.setdefault(key, set()).add(row["prediction"])
+        return Counter(len(answers) for answers in asked.values())
+
+    assert answers_per_request("noisy") == Counter({1: 5866})
+    assert answers_per_request("prose") == Counter({1: 5866})
+    assert answers_per_request("perfect")[2] == 379
+
+
 def test_predictions_are_deterministic_per_seed(records, predictions):
     assert make_predictions(records, "noisy", seed=0) == predictions["noisy"]
     assert make_predictions(records, "noisy", seed=1) != predictions["noisy"]

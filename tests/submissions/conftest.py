@@ -25,6 +25,7 @@ PROJECT_ROOT = Path(__file__).resolve().parents[2]
 def private_dir(settings, tmp_path):
     settings.PODIUM_PRIVATE_DIR = tmp_path / "private"
     settings.PODIUM_TESTSET_DIR = tmp_path / "private" / "testsets"
+    settings.PODIUM_FRAMES_DIR = tmp_path / "private" / "frames"
     clear_parsed_testsets()
     yield settings.PODIUM_PRIVATE_DIR
     clear_parsed_testsets()
@@ -93,6 +94,7 @@ def start_cluster(workers: int = 1) -> subprocess.Popen:
         ),
         "PODIUM_PRIVATE_DIR": str(settings.PODIUM_PRIVATE_DIR),
         "PODIUM_TESTSET_DIR": str(settings.PODIUM_TESTSET_DIR),
+        "PODIUM_FRAMES_DIR": str(settings.PODIUM_FRAMES_DIR),
         "Q_WORKERS": str(workers),
     }
     return subprocess.Popen(

@@ -236,7 +236,9 @@ def test_an_illegal_move_is_reported_per_entry_with_the_services_message(
     )
     assert page_messages(response) == [
         "Authors contacted: Nominated.",
-        "Not done: Community: An entry cannot go from Community to Authors contacted.",
+        "Not done: Community: An entry cannot go from Community to Authors contacted. "
+        f'Next step: <a href="/admin/submissions/submission/?id__exact={community.pk}">'
+        "nominate it (the action “Nominate for the Official board”)</a>.",
     ]
     assert verification_events(community) == []
 
@@ -249,7 +251,9 @@ def test_an_uploaded_entry_is_not_verified_directly(as_maintainer, entry):
     assert page_messages(response) == [
         "Not done: Entry: An uploaded entry is verified on an independent re-run of its model: "
         "nominate it, record the contact with the authors, grant access and start a re-run, "
-        "then verify from the re-run's report. This entry is community."
+        "then verify from the re-run&#x27;s report. This entry is community. "
+        f'Next step: <a href="/admin/submissions/submission/?id__exact={entry.pk}">'
+        "nominate it (the action “Nominate for the Official board”)</a>."
     ]
 
 

@@ -1,11 +1,14 @@
 """The re-run's admin: registering an endpoint (never showing a key), the start action, the
 report on a job's page and its "Verify this entry" button, and who may use them."""
 
+import re
+
 import pytest
 
 from submissions.enums import BoardKind, VerificationStatus
 from submissions.models import BoardEntry
 from tests.accounts.factories import UserFactory
+from tests.submissions.factories import scored_entry
 from verifying import services
 from verifying.enums import RerunStatus
 from verifying.models import ModelEndpoint, RerunJob
@@ -135,3 +138,115 @@ def test_a_superuser_moving_an_endpoint_to_another_host_in_the_admin_drops_its_k
         False,
         "needed, not entered",
     )
+
+
+def test_the_endpoint_form_picks_the_entry_by_name_team_and_benchmark(
+    logged_in, access_granted, medvidbench
+):
+    access_granted.team_name = "Surgical AI Lab"
+    access_granted.save(update_fields=["team_name"])
+    waiting = scored_entry(medvidbench, "Still community", {"CVS_acc": 0.5})
+
+    page = logged_in.get(
+        f"/admin/verifying/modelendpoint/add/?submission={access_granted.pk}"
+    ).content.decode()
+
+    assert "vForeignKeyRawIdAdminField" not in page
+    options = re.findall(r'<option value="(\d*)"( selected)?>([^<]*)</option>', page)
+    assert options == [
+        ("", "", "- Select an option -"),
+        (
+            str(access_granted.pk),
+            " selected",
+            "SurgVLM — Surgical AI Lab · MedVidBench · Model access granted",
+        ),
+    ]
+    assert waiting.model_name not in page
+
+
+def refusal(response):
+    """The error message of a page, as HTML."""
+    return re.search(r'<li class="error">(.*?)</li>', response.content.decode(), re.S).group(1)
+
+
+def bulk_verify(client, submission):
+    return client.post(
+        "/admin/submissions/submission/",
+        {"action": "verify", "_selected_action": [submission.pk]},
+        follow=True,
+    )
+
+
+def test_a_refused_verify_names_the_missing_step_and_links_to_it(
+    logged_in, access_granted, maintainer, django_capture_on_commit_callbacks
+):
+    pk = access_granted.pk
+    # No endpoint yet: register one (the form with the entry picked).
+    assert refusal(bulk_verify(logged_in, access_granted)).endswith(
+        f'Next step: <a href="/admin/verifying/modelendpoint/add/?submission={pk}">'
+        "register the model&#x27;s endpoint</a>."
+    )
+
+    # An endpoint: start the re-run (the entry's endpoints, where the action is).
+    services.register_endpoint(
+        access_granted, actor=maintainer, base_url="http://127.0.0.1:9/v1", model="surgvlm-7b"
+    )
+    assert refusal(bulk_verify(logged_in, access_granted)).endswith(
+        f'Next step: <a href="/admin/verifying/modelendpoint/?submission__id__exact={pk}">'
+        "start a re-run with surgvlm-7b (the action “Start a re-run with this endpoint”)</a>."
+    )
+
+    # A re-run not done yet: the report's page says what is missing and where it will be.
+    with django_capture_on_commit_callbacks(execute=False):
+        job = services.start_rerun(access_granted, actor=maintainer)
+    response = logged_in.post(f"/admin/verifying/rerunjob/{job.pk}/verify/", follow=True)
+    assert refusal(response) == (
+        f"Re-run {job.pk} is queued (0 of 5 answers), so there is no report to verify from yet. "
+        f'Next step: <a href="/admin/verifying/rerunjob/{job.pk}/change/">wait for re-run '
+        f"{job.pk} to finish (0 of 5 questions answered), then verify from its report</a>."
+    )
+    access_granted.refresh_from_db()
+    assert access_granted.verification_status == VerificationStatus.VERIFYING
+
+
+def test_a_refused_early_move_links_to_the_entry_in_the_list(logged_in, entry):
+    response = logged_in.post(
+        "/admin/submissions/submission/",
+        {"action": "grant_access", "_selected_action": [entry.pk]},
+        follow=True,
+    )
+    assert refusal(response).endswith(
+        f'Next step: <a href="/admin/submissions/submission/?id__exact={entry.pk}">'
+        "nominate it (the action “Nominate for the Official board”)</a>."
+    )
+    page = logged_in.get(f"/admin/submissions/submission/?id__exact={entry.pk}").content
+    assert b"1 submission" in page  # the link's list holds just that entry
+
+
+def test_the_entry_page_shows_the_next_step(logged_in, access_granted):
+    page = logged_in.get(f"/admin/submissions/submission/{access_granted.pk}/change/")
+    assert (
+        f'<a href="/admin/verifying/modelendpoint/add/?submission={access_granted.pk}">'
+        "register the model&#x27;s endpoint</a>"
+    ) in page.content.decode()
+
+
+def test_the_endpoint_form_refuses_an_entry_not_on_its_way_to_the_official_board(
+    logged_in, medvidbench
+):
+    community = scored_entry(medvidbench, "Still community", {"CVS_acc": 0.5})
+    response = logged_in.post(
+        "/admin/verifying/modelendpoint/add/",
+        {
+            "submission": community.pk,
+            "base_url": "http://127.0.0.1:9/v1",
+            "model": "m",
+            "concurrency": 2,
+            "max_attempts": 3,
+            "timeout_seconds": 5,
+        },
+    )
+    assert response.context["adminform"].form.errors == {
+        "submission": ["Select a valid choice. That choice is not one of the available choices."]
+    }
+    assert not ModelEndpoint.objects.exists()

@@ -77,7 +77,7 @@ def test_verify_from_the_shell_applies_the_same_evidence_rule(
 @pytest.mark.integration
 @pytest.mark.django_db
 def test_verify_from_the_shell_refuses_an_upload_outside_the_workflow(entry):
-    with pytest.raises(CommandError, match="next step: nominate the entry"):
+    with pytest.raises(CommandError, match="Next step: nominate it"):
         call_command("verify", str(entry.pk), stdout=io.StringIO())
     with pytest.raises(CommandError, match="There is no submission 999999"):
         call_command("verify", "999999", stdout=io.StringIO())

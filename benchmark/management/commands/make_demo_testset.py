@@ -3,8 +3,9 @@
 Writes the synthetic MedVidBench ground truth and three submissions (perfect, noisy, prose) for
 demos and local trials, so nobody needs the private test set to run the platform. Existing files
 are left alone unless ``--force`` is given, so running it twice is harmless. ``--frames`` also
-writes ``DIR/frames/``: a tiny PNG for every frame a re-run of a model would send (the frames
-root of docs/verification.md, for PODIUM_FRAMES_DIR).
+writes ``DIR/frames/``: every frame a re-run of a model would send, one tiny PNG per clip
+hard-linked at its other frames (the frames root of docs/verification.md, for
+PODIUM_FRAMES_DIR; `load_demo` writes the same under PODIUM_FRAMES_DIR itself).
 """
 
 from __future__ import annotations

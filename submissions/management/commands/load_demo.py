@@ -1,8 +1,10 @@
-"""`python manage.py load_demo [--demo-dir DIR]`.
+"""`python manage.py load_demo [--demo-dir DIR] [--standin-model-url URL]`.
 
 Sets up a development machine with a living board: MedVidBench, the synthetic test set, the 15
 published official rows (spec 7) and a few scored community entries, plus a demo account (see
-submissions/demo.py). Idempotent: a second run changes nothing. `make run` calls it.
+submissions/demo.py), and the demo's frames for re-running a model; with `--standin-model-url`,
+the stand-in model becomes the demo entries' model endpoint (verifying/demo.py). Idempotent: a
+second run changes nothing. `make run` calls it.
 """
 
 from __future__ import annotations
@@ -27,12 +29,22 @@ class Command(BaseCommand):
             help="where the synthetic test set and predictions are (written if missing; "
             "default: var/demo under PODIUM_VAR_DIR)",
         )
+        parser.add_argument(
+            "--standin-model-url",
+            default="",
+            help="base URL of the stand-in model (manage.py standin_model) to register as the "
+            "demo entries' model endpoint, e.g. http://127.0.0.1:8766/v1 (default: none)",
+        )
 
     def handle(self, *args: object, **options: object) -> None:
         demo_dir = options["demo_dir"] or Path(settings.VAR_DIR) / "demo"
         verbose = options["verbosity"] >= 1
         try:
-            summary = load_demo(demo_dir, log=self.stdout.write if verbose else lambda _: None)
+            summary = load_demo(
+                demo_dir,
+                log=self.stdout.write if verbose else lambda _: None,
+                standin_model_url=options["standin_model_url"],
+            )
         except DomainError as error:
             raise CommandError(str(error)) from None
         if verbose:

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from core.exceptions import DomainError, VerificationRefused
+from core.exceptions import DomainError
 from submissions.enums import VerificationStatus
 from submissions.models import Submission
+from submissions.next_step import next_step
 from submissions.services import set_verification_status
 
 
@@ -37,9 +38,9 @@ class Command(BaseCommand):
                 note=options["note"],
                 force=options["force"],
             )
-        except VerificationRefused as error:
-            raise CommandError(f"Not verified: {error} (next step: {error.step}).") from None
         except DomainError as error:
-            raise CommandError(f"Not verified: {error}") from None
+            step = next_step(submission)
+            then = f" Next step: {step.text}." if step is not None else ""
+            raise CommandError(f"Not verified: {error}{then}") from None
         if options["verbosity"]:
             self.stdout.write(f"{submission.model_name!r} is verified: on the Official board.")

@@ -1,0 +1,104 @@
+"""`python manage.py standin_model [--host H] [--port P] [--demo-dir DIR] [--latency S]`.
+
+Runs the demo's stand-in model (verifying/demo.py) in the foreground: an OpenAI-compatible
+vision chat server that plays back the demo's predictions files, NOT a real model. It serves
+`standin-perfect`, `standin-noisy` and `standin-prose`; each answers a test question, known by
+its text and its frames (read from PODIUM_FRAMES_DIR, as a re-run sends them), with the
+prediction its file has for it. Start it after `load_demo` has written the frames. Ctrl-C or
+SIGTERM stops it cleanly (exit 0).
+"""
+
+from __future__ import annotations
+
+import signal
+import time
+from pathlib import Path
+from types import FrameType
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from benchmark.models import Benchmark
+from benchmark.scoring import ScoringInputError
+from verifying.demo import demo_answer_tables
+from verifying.standin import StandinModel
+
+DEFAULT_MAX_FRAMES = Benchmark._meta.get_field("rerun_max_frames").default
+
+
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    # SIGTERM takes the same clean way out as Ctrl-C.
+    raise KeyboardInterrupt
+
+
+class Command(BaseCommand):
+    help = "Serve the demo's stand-in model (plays back the demo predictions) until interrupted."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--host", default="127.0.0.1", help="address to bind")
+        parser.add_argument("--port", type=int, default=8766, help="port to bind (0: any free)")
+        parser.add_argument(
+            "--demo-dir",
+            type=Path,
+            default=None,
+            help="the demo files (default: var/demo under PODIUM_VAR_DIR)",
+        )
+        parser.add_argument(
+            "--frames-dir",
+            type=Path,
+            default=None,
+            help="the frames a re-run sends (default: PODIUM_FRAMES_DIR)",
+        )
+        parser.add_argument(
+            "--max-frames",
+            type=int,
+            default=None,
+            help="frames per question a re-run sends (default: MedVidBench's rerun_max_frames, "
+            f"else {DEFAULT_MAX_FRAMES})",
+        )
+        parser.add_argument(
+            "--latency", type=float, default=0.0, help="seconds slept before every answer"
+        )
+
+    def handle(self, *args: object, **options: object) -> None:
+        demo_dir = options["demo_dir"] or Path(settings.VAR_DIR) / "demo"
+        root = options["frames_dir"] or Path(settings.PODIUM_FRAMES_DIR)
+        max_frames = options["max_frames"] or _benchmark_max_frames()
+        started = time.perf_counter()
+        try:
+            tables = demo_answer_tables(demo_dir, root, max_frames)
+        except (OSError, ScoringInputError) as error:
+            raise CommandError(
+                f"Cannot build the stand-in's answers ({error}); run `manage.py load_demo` first "
+                "(it writes the demo files and frames)."
+            ) from None
+        previous = signal.signal(signal.SIGTERM, _interrupt)
+        try:
+            with StandinModel(
+                models=tables,
+                latency=options["latency"],
+                host=options["host"],
+                port=options["port"],
+            ) as model:
+                if options["verbosity"]:
+                    self.stdout.write(
+                        f"Stand-in model (plays back the demo predictions, NOT a real model) "
+                        f"listening on {model.base_url}: {', '.join(sorted(tables))} "
+                        f"(answers built in {time.perf_counter() - started:.1f} s)"
+                    )
+                    self.stdout.flush()
+                while True:
+                    time.sleep(3600)
+        except KeyboardInterrupt:
+            pass
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _benchmark_max_frames() -> int:
+    value = (
+        Benchmark.objects.filter(slug="medvidbench")
+        .values_list("rerun_max_frames", flat=True)
+        .first()
+    )
+    return value or DEFAULT_MAX_FRAMES
