@@ -127,3 +127,23 @@ def cluster(private_dir, benchmark):
         yield process
     finally:
         stop_cluster(process)
+
+
+def slow_next_action_records(count: int) -> list[dict]:
+    """`count` next-action samples (AVOS: cutting, tying, suturing)."""
+    from tests.benchmark.scoring.factories import gt_record
+
+    return [gt_record("next_action", "tying", dataset="AVOS") for _ in range(count)]
+
+
+def slow_answers(count: int) -> list[str]:
+    """`count` distinct next-action answers of 255 tokens each: none is a class label, so each
+    is embedded (about 75 ms apiece on a 2-core machine). A file of them makes scoring take
+    seconds without touching the code under test."""
+    return [
+        f"Answer {n}: "
+        + " ".join(
+            f"the surgeon then moves instrument {n} towards tissue layer {k}" for k in range(25)
+        )
+        for n in range(count)
+    ]
