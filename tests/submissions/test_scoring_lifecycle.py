@@ -1,7 +1,7 @@
 """A scoring run's lifecycle, as the judge's jobs have it: the claim (one worker at a time, a
 second delivery refused), the heartbeat while the metrics are computed, the reaper that hands
 out again a run whose worker died (stale heartbeat, or its process on this host gone), bounded
-attempts, and a database connection dropped mid-scoring (docs/scoring.md, "Crashed runs")."""
+attempts, and a database connection dropped mid-scoring (docs/workers.md)."""
 
 import subprocess
 import sys

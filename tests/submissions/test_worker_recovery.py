@@ -1,6 +1,6 @@
 """A scoring run whose worker is killed (kill -9) mid-scoring, with a real django-q2 cluster:
 the run is handed out again and scored within 30 s, exactly once, by the worker the cluster's
-guard respawns or by a second cluster (issue 10, point 5; docs/scoring.md, "Crashed runs")."""
+guard respawns or by a second cluster (issue 10, point 5; docs/workers.md)."""
 
 import os
 import signal
