@@ -18,5 +18,5 @@ class SubmissionsConfig(AppConfig):
         # An entry moved along verification: tell its submitter (issue 6).
         add_verification_listener(verification_changed)
         # A scoring run whose worker died is handed out again within seconds: every worker
-        # process runs this reaper every PODIUM_WORKER_REAP_SECONDS (docs/scoring.md).
+        # process runs this reaper every PODIUM_WORKER_REAP_SECONDS (docs/workers.md).
         add_reaper(reap_stale_evaluations)

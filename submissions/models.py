@@ -162,7 +162,7 @@ class Evaluation(models.Model):
     attempts = models.PositiveSmallIntegerField(default=0)
     # The worker scoring the run (`core.workers.worker_id()`, host:pid) and its last heartbeat,
     # stamped when the run enters `scoring`; the reaper hands out again a run whose heartbeat
-    # is stale or whose worker process is gone (docs/scoring.md, "Crashed runs").
+    # is stale or whose worker process is gone (docs/workers.md).
     worker = models.CharField(max_length=255, blank=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     metrics = models.JSONField(default=dict, blank=True)

@@ -253,7 +253,7 @@ PODIUM_JUDGE_MAX_RUNS = env_int("PODIUM_JUDGE_MAX_RUNS", 20)
 # Backoff before attempt n is up to BACKOFF x 2^(n-2) seconds (capped at 16), or Retry-After.
 PODIUM_JUDGE_BACKOFF_SECONDS = float(env_str("PODIUM_JUDGE_BACKOFF_SECONDS", "1.0"))
 
-# Scoring runs (docs/scoring.md, "Crashed runs"): a run being scored beats every HEARTBEAT
+# Scoring runs (docs/workers.md): a run being scored beats every HEARTBEAT
 # seconds; one silent for STALE seconds, or whose worker process on this host is gone, is handed
 # out again by the reaper, which each worker process runs every WORKER_REAP seconds (and at once
 # when the cluster replaces a killed worker). Scoring takes seconds, so these are seconds too.
