@@ -17,7 +17,7 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.db import DatabaseError, IntegrityError, connection, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -28,7 +28,13 @@ from benchmark.scoring.ranking import Entry, MetricSpec, RankedEntry, RankingPol
 from benchmark.selectors import TestSetFileError, active_testset, load_scoring_testset
 from core import audit
 from core.exceptions import DomainError, InvalidPredictions, InvalidTransition, QuotaExceeded
-from core.workers import Heartbeat, retry_on_lost_connection, worker_id, worker_is_gone
+from core.workers import (
+    CONNECTION_ERRORS,
+    Heartbeat,
+    retry_on_lost_connection,
+    worker_id,
+    worker_is_gone,
+)
 
 from .enums import (
     STATES_JUDGE_PENDING,
@@ -427,8 +433,8 @@ def _score_once(evaluation_id: int) -> Evaluation:
                 result = _compute(evaluation)
         else:
             result = _compute(evaluation)
-    except DatabaseError:
-        raise  # the connection, not the submission: retried, else reaped
+    except CONNECTION_ERRORS:
+        raise  # the connection, not the submission: retried once, else reaped
     except DomainError as error:
         return _fail(evaluation, FailureCode.INVALID_PREDICTIONS, str(error))
     except TestSetFileError as error:
