@@ -80,9 +80,10 @@ def published_rows():
     return published_results()
 
 
-def start_cluster(workers: int = 1) -> subprocess.Popen:
+def start_cluster(workers: int = 1, **extra_env: str) -> subprocess.Popen:
     """`manage.py qcluster` in a child process on this test's database and folders, in its own
-    process group (stop it with `stop_cluster`)."""
+    process group (stop it with `stop_cluster`); `extra_env` adds environment variables (e.g.
+    `Q_RETRY`)."""
     database = connection.settings_dict
     env = {
         **os.environ,
@@ -94,6 +95,7 @@ def start_cluster(workers: int = 1) -> subprocess.Popen:
         "PODIUM_PRIVATE_DIR": str(settings.PODIUM_PRIVATE_DIR),
         "PODIUM_TESTSET_DIR": str(settings.PODIUM_TESTSET_DIR),
         "Q_WORKERS": str(workers),
+        **extra_env,
     }
     return subprocess.Popen(
         [sys.executable, "manage.py", "qcluster"],

@@ -8,6 +8,7 @@ import time
 
 import pytest
 from django.db import connection
+from django_q.models import OrmQ, Task
 
 from core.models import AuditEvent
 from submissions import services
@@ -82,7 +83,9 @@ def assert_scored_once(evaluation, killed_worker):
 
 
 def test_the_respawned_worker_scores_a_run_whose_worker_was_killed(benchmark, predictions_for):
-    cluster = start_cluster()
+    # The broker hands the killed worker's task out again after Q_RETRY: shortened here so the
+    # test sees that second delivery arrive, and the claim refuse it.
+    cluster = start_cluster(Q_TIMEOUT="25", Q_RETRY="26")
     try:
         evaluation, worker = start_slow_run(benchmark, predictions_for)
         os.kill(int(worker.rpartition(":")[2]), signal.SIGKILL)  # the worker alone dies
@@ -93,9 +96,22 @@ def test_the_respawned_worker_scores_a_run_whose_worker_was_killed(benchmark, pr
             f"not scored within {RECOVERY_SECONDS} s of the kill",
         )
         print(f"recovered in {time.monotonic() - killed:.1f} s")
+        wait_for(
+            lambda: not OrmQ.objects.exists() and scoring_tasks() == 2,
+            60,
+            "the killed worker's task was not delivered again",
+        )
     finally:
         stop_cluster(cluster)
+    assert list(Task.objects.values_list("success", "result")) == [
+        (True, EvaluationStatus.SCORED),  # the reaper's task, then the redelivered one: refused
+        (True, EvaluationStatus.SCORED),
+    ]
     assert_scored_once(evaluation, worker)
+
+
+def scoring_tasks():
+    return Task.objects.filter(func="submissions.tasks.task_score_evaluation").count()
 
 
 def test_a_second_cluster_scores_a_run_whose_cluster_was_killed(benchmark, predictions_for):
