@@ -116,3 +116,19 @@ def test_prod_settings_load_when_everything_is_set(repo_root):
     result = _load_prod_settings(repo_root, **PROD_ENV)
 
     assert (result.returncode, result.stdout, result.stderr) == (0, "False\n", "")
+
+
+@pytest.mark.integration
+def test_a_scoring_stale_period_shorter_than_three_heartbeats_is_refused(repo_root):
+    result = _load_prod_settings(
+        repo_root,
+        **PROD_ENV,
+        PODIUM_SCORING_HEARTBEAT_SECONDS="5",
+        PODIUM_SCORING_STALE_SECONDS="10",
+    )
+
+    assert result.returncode == 1
+    assert (
+        "ImproperlyConfigured: PODIUM_SCORING_STALE_SECONDS must be at least 3 heartbeats "
+        "(PODIUM_SCORING_HEARTBEAT_SECONDS), or a busy worker would look dead." in result.stderr
+    )

@@ -13,6 +13,7 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
+from core import workers
 from core.models import AuditEvent
 from submissions import services
 from submissions.enums import EvaluationStatus, FailureCode
@@ -187,6 +188,12 @@ def test_the_schedule_also_queues_runs_whose_task_was_lost(
     assert services.reap_stale_evaluations(requeue_waiting=True) == 1
     run.refresh_from_db()
     assert run.status == EvaluationStatus.QUEUED
+
+
+def test_every_worker_process_runs_the_scoring_reaper():
+    # submissions' AppConfig registers it with core's watchdog (started on django-q2's
+    # post_spawn in each worker process).
+    assert services.reap_stale_evaluations in workers._reapers
 
 
 # --- the heartbeat and a dropped connection (committed data, so other connections see it) ----
