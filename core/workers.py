@@ -98,7 +98,16 @@ class Heartbeat:
                     )
                     close_old_connections()
         finally:
-            default_connection.close()  # this thread's connection, not the worker's
+            _close_this_threads_connection()
+
+
+def _close_this_threads_connection() -> None:
+    """Close the calling thread's default connection (Django's are per thread), even a broken
+    one: a helper thread must not die of a connection the server already dropped."""
+    try:
+        default_connection.close()
+    except DatabaseError:
+        logger.debug("closing a broken connection failed", exc_info=True)
 
 
 def retry_on_lost_connection[T](action: Callable[[], T], *, what: str) -> T:
@@ -148,10 +157,8 @@ def reap_seconds() -> float:
 
 def _watch(stop: threading.Event, every: float) -> None:
     while True:
-        try:
-            run_reapers()
-        finally:
-            default_connection.close()  # this thread's; reopened next round
+        run_reapers()
+        _close_this_threads_connection()  # reopened next round
         if stop.wait(every):
             return
 
