@@ -7,8 +7,6 @@ jobs and the verification re-runs (`verifying`), whose models have the same fiel
 
 from __future__ import annotations
 
-import os
-import socket
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
@@ -21,12 +19,11 @@ from django.utils import timezone
 
 from core import audit
 from core.exceptions import InvalidTransition
+from core.workers import worker_id
 
 from .enums import JobStatus
 
-
-def worker_id() -> str:
-    return f"{socket.gethostname()}:{os.getpid()}"
+__all__ = ["JobKind", "claim", "reap", "set_status", "worker_id"]
 
 
 @dataclass(frozen=True)

@@ -656,6 +656,8 @@ class EvaluationAdmin(admin.ModelAdmin):
         "error_code",
         "error_message",
         "attempts",
+        "worker",
+        "heartbeat_at",
         "metrics",
         "created_at",
         "queued_at",

@@ -166,6 +166,11 @@ class Evaluation(models.Model):
     error_code = models.CharField(max_length=30, choices=FailureCode, blank=True)
     error_message = models.TextField(blank=True)
     attempts = models.PositiveSmallIntegerField(default=0)
+    # The worker scoring the run (`core.workers.worker_id()`, host:pid) and its last heartbeat,
+    # stamped when the run enters `scoring`; the reaper hands out again a run whose heartbeat
+    # is stale or whose worker process is gone (docs/workers.md).
+    worker = models.CharField(max_length=255, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
     metrics = models.JSONField(default=dict, blank=True)
     result = models.JSONField(default=dict, blank=True)
 

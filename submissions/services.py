@@ -18,7 +18,8 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from benchmark import scoring
@@ -26,6 +27,13 @@ from benchmark.models import Benchmark
 from benchmark.selectors import TestSetFileError, active_testset, load_scoring_testset
 from core import audit
 from core.exceptions import DomainError, InvalidPredictions, InvalidTransition, QuotaExceeded
+from core.workers import (
+    CONNECTION_ERRORS,
+    Heartbeat,
+    retry_on_lost_connection,
+    worker_id,
+    worker_is_gone,
+)
 
 from .boards import (
     enqueue_board_recompute,
@@ -104,7 +112,8 @@ def set_evaluation_status(
     """Move `evaluation` to `new`: the one writer of `Evaluation.status`.
 
     Refuses a move the transition map does not allow (`InvalidTransition`), stamps the new
-    state's time, records the failure code and message for `failed`, saves only those fields
+    state's time, records the failure code and message for `failed` and this worker and a first
+    heartbeat for `scoring`, saves only those fields
     and writes an audit row. When a published entry's run gains, changes or loses its scores
     (a move into or out of scored / judging / complete), its benchmark's board is recomputed
     once the transaction commits. Call it inside the caller's transaction.
@@ -123,6 +132,9 @@ def set_evaluation_status(
         evaluation.error_code, evaluation.error_message = error_code, error_message
         fields += ["error_code", "error_message"]
         evaluation_failed_on_commit(evaluation)  # the submitter is told once this commits
+    if new == EvaluationStatus.SCORING:  # this process now holds the run (score_evaluation)
+        evaluation.worker, evaluation.heartbeat_at = worker_id(), getattr(evaluation, stamp)
+        fields += ["worker", "heartbeat_at"]
     evaluation.save(update_fields=fields)
     audit.record(
         f"submissions.evaluation.{new.value}",
@@ -289,32 +301,71 @@ def _write_private_file(relative: Path, content: bytes) -> None:
 # --- scoring (the worker's side) -------------------------------------------------------------
 
 
+def scoring_heartbeat_seconds() -> float:
+    return float(settings.PODIUM_SCORING_HEARTBEAT_SECONDS)
+
+
+def scoring_stale_after() -> timedelta:
+    """A run in `scoring` whose heartbeat is older than this has lost its worker."""
+    return timedelta(seconds=settings.PODIUM_SCORING_STALE_SECONDS)
+
+
+TOO_MANY_ATTEMPTS_MESSAGE = (
+    "Scoring was interrupted too many times (its worker stopped {attempts} times); "
+    "please contact the maintainers."
+)
+
+
+def _held_elsewhere(evaluation: Evaluation, now: datetime) -> bool:
+    """Whether a run in `scoring` is held by another worker that is still alive: its heartbeat
+    is fresh and, if that worker ran on this host, its process still exists."""
+    if evaluation.worker == worker_id():
+        return False
+    fresh = evaluation.heartbeat_at and now - evaluation.heartbeat_at < scoring_stale_after()
+    return bool(fresh) and not worker_is_gone(evaluation.worker)
+
+
 def score_evaluation(evaluation: Evaluation) -> Evaluation:
-    """Compute the automatic metrics of a queued run and store them; idempotent.
+    """Claim a queued run for this worker, compute its automatic metrics and store them; safe
+    to call again for the same run (the broker delivers a task again after a crash).
 
-    A run that already has scores is returned untouched (the broker may deliver a job twice).
-    A run found in `scoring` was interrupted: it is scored again unless it has used up its
-    attempts. Failures are stored on the run with a code and a message the submitter can act
-    on; nothing is left in `scoring`.
+    The claim refuses a run that already has scores or has ended, and one that another live
+    worker holds (fresh heartbeat); it takes over a run whose worker died (scoring -> queued
+    -> scoring), counting an attempt, and fails the run after MAX_SCORING_ATTEMPTS. While the
+    metrics are computed a thread beats every PODIUM_SCORING_HEARTBEAT_SECONDS, so the reaper
+    can tell a slow run from a dead one. If the database connection breaks, it is closed and
+    the whole attempt is made once more on a new one; if that fails too, the heartbeat has
+    stopped and the reaper hands the run out again. Failures are stored on the run with a
+    code and a message the submitter can act on; nothing is left in `scoring`.
     """
-    with transaction.atomic():
-        evaluation = Evaluation.objects.select_for_update().get(pk=evaluation.pk)
-        if evaluation.state.has_scores or evaluation.state.is_terminal:
-            return evaluation
-        if evaluation.attempts >= MAX_SCORING_ATTEMPTS:
-            return set_evaluation_status(
-                evaluation,
-                EvaluationStatus.FAILED,
-                error_code=FailureCode.TOO_MANY_ATTEMPTS,
-                error_message="Scoring was interrupted too many times; please contact the maintainers.",
-            )
-        if evaluation.state == EvaluationStatus.QUEUED:
-            set_evaluation_status(evaluation, EvaluationStatus.SCORING)
-        evaluation.attempts += 1
-        evaluation.save(update_fields=["attempts"])
+    return retry_on_lost_connection(
+        lambda: _score_once(evaluation.pk), what=f"scoring evaluation {evaluation.pk}"
+    )
 
+
+def _score_once(evaluation_id: int) -> Evaluation:
+    evaluation = _claim(evaluation_id)
+    if evaluation.state != EvaluationStatus.SCORING or evaluation.worker != worker_id():
+        return evaluation  # refused: finished, failed, or another worker's
+    me = worker_id()
+
+    def beat() -> bool:
+        still_ours = Evaluation.objects.filter(
+            pk=evaluation_id, status=EvaluationStatus.SCORING, worker=me
+        )
+        return still_ours.update(heartbeat_at=timezone.now()) == 1
+
+    # A beat comes from another connection: inside an outer transaction (a test, a caller's
+    # atomic block) it could not see the uncommitted claim, and nobody else could either.
+    beating = not connection.in_atomic_block
     try:
-        result = _compute(evaluation)
+        if beating:
+            with Heartbeat(beat, every=scoring_heartbeat_seconds(), name=f"score-{evaluation_id}"):
+                result = _compute(evaluation)
+        else:
+            result = _compute(evaluation)
+    except CONNECTION_ERRORS:
+        raise  # the connection, not the submission: retried once, else reaped
     except DomainError as error:
         return _fail(evaluation, FailureCode.INVALID_PREDICTIONS, str(error))
     except TestSetFileError as error:
@@ -335,14 +386,45 @@ def score_evaluation(evaluation: Evaluation) -> Evaluation:
         )
     with transaction.atomic():
         evaluation = Evaluation.objects.select_for_update().get(pk=evaluation.pk)
-        if evaluation.state != EvaluationStatus.SCORING:
-            return evaluation  # another delivery finished first
+        if evaluation.state != EvaluationStatus.SCORING or evaluation.worker != me:
+            return evaluation  # handed to another worker meanwhile, which stores its own
         evaluation.metrics = result.metrics
         evaluation.result = result.to_dict()
         evaluation.scorer_version = result.scorer_version
         evaluation.save(update_fields=["metrics", "result", "scorer_version"])
         set_evaluation_status(evaluation, EvaluationStatus.SCORED)
         notify_scored(evaluation.pk)
+    return evaluation
+
+
+def _claim(evaluation_id: int) -> Evaluation:
+    """Mark the run `scoring` for this worker and count the attempt; or return it as it is when
+    there is nothing to do here (see score_evaluation)."""
+    with transaction.atomic():
+        evaluation = (
+            Evaluation.objects.select_for_update()
+            .select_related("submission")
+            .get(pk=evaluation_id)
+        )
+        state = evaluation.state
+        if state.has_scores or state.is_terminal or state == EvaluationStatus.RECEIVED:
+            return evaluation
+        if state == EvaluationStatus.SCORING:
+            if _held_elsewhere(evaluation, timezone.now()):
+                return evaluation
+            set_evaluation_status(
+                evaluation, EvaluationStatus.QUEUED, note="picked up again: its worker stopped"
+            )
+        if evaluation.attempts >= MAX_SCORING_ATTEMPTS:
+            return set_evaluation_status(
+                evaluation,
+                EvaluationStatus.FAILED,
+                error_code=FailureCode.TOO_MANY_ATTEMPTS,
+                error_message=TOO_MANY_ATTEMPTS_MESSAGE.format(attempts=evaluation.attempts),
+            )
+        set_evaluation_status(evaluation, EvaluationStatus.SCORING)
+        evaluation.attempts += 1
+        evaluation.save(update_fields=["attempts"])
     return evaluation
 
 
@@ -367,32 +449,58 @@ def _fail(evaluation: Evaluation, code: FailureCode, message: str) -> Evaluation
         )
 
 
-def reap_stale_evaluations(*, older_than: timedelta | None = None) -> int:
-    """Hand runs stuck in `scoring` (their worker died) back to the queue, or fail them once
-    they used up their attempts. Returns how many were touched. Run periodically."""
-    older_than = older_than or timedelta(seconds=settings.Q_CLUSTER["timeout"] * 2)
-    cutoff = timezone.now() - older_than
+def reap_stale_evaluations(*, requeue_waiting: bool = False) -> int:
+    """Hand runs whose worker died back to the queue, or fail them once they used up their
+    attempts; returns how many were touched. A run in `scoring` is dead when its heartbeat is
+    older than PODIUM_SCORING_STALE_SECONDS, or at once when its worker ran on this host and
+    that process is gone. Each worker process runs this every PODIUM_WORKER_REAP_SECONDS
+    (`core.workers`); it costs one indexed query when nothing is stale.
+
+    With `requeue_waiting` (the periodic schedule), runs queued for longer than the broker's
+    retry period are queued again, in case their task was lost; a duplicate delivery is
+    refused by the claim.
+    """
+    now = timezone.now()
+    host = worker_id().rpartition(":")[0]
+    suspects = Evaluation.objects.filter(status=EvaluationStatus.SCORING).filter(
+        Q(heartbeat_at__isnull=True)
+        | Q(heartbeat_at__lt=now - scoring_stale_after())
+        | Q(worker__startswith=f"{host}:")
+    )
     touched = 0
-    stale = Evaluation.objects.filter(
-        status=EvaluationStatus.SCORING, scoring_started_at__lt=cutoff
-    ).values_list("pk", flat=True)
-    for pk in stale:
+    for pk, worker, heartbeat_at in suspects.values_list("pk", "worker", "heartbeat_at"):
+        fresh = heartbeat_at and now - heartbeat_at < scoring_stale_after()
+        if (fresh and not worker_is_gone(worker)) or worker == worker_id():
+            continue  # cheap filter; decided again under the lock
         with transaction.atomic():
             evaluation = Evaluation.objects.select_for_update().get(pk=pk)
-            if evaluation.state != EvaluationStatus.SCORING:
+            if evaluation.state != EvaluationStatus.SCORING or _held_elsewhere(
+                evaluation, timezone.now()
+            ):
                 continue
+            if evaluation.worker == worker_id():
+                continue  # this very process is scoring it
+            touched += 1
             if evaluation.attempts >= MAX_SCORING_ATTEMPTS:
                 set_evaluation_status(
                     evaluation,
                     EvaluationStatus.FAILED,
                     error_code=FailureCode.TOO_MANY_ATTEMPTS,
-                    error_message="Scoring was interrupted too many times; please contact the maintainers.",
+                    error_message=TOO_MANY_ATTEMPTS_MESSAGE.format(attempts=evaluation.attempts),
                 )
-            else:
-                set_evaluation_status(
-                    evaluation, EvaluationStatus.QUEUED, note="requeued after a stalled worker"
-                )
-                transaction.on_commit(lambda pk=pk: enqueue_scoring(pk))
+                continue
+            why = "is gone" if worker_is_gone(evaluation.worker) else "stopped beating"
+            set_evaluation_status(
+                evaluation, EvaluationStatus.QUEUED, note=f"requeued: its worker {why}"
+            )
+            transaction.on_commit(lambda pk=pk: enqueue_scoring(pk))
+    if requeue_waiting:
+        waiting = Evaluation.objects.filter(
+            status=EvaluationStatus.QUEUED,
+            queued_at__lt=now - timedelta(seconds=settings.Q_CLUSTER.get("retry", 720)),
+        )
+        for pk in waiting.values_list("pk", flat=True):
+            enqueue_scoring(pk)
             touched += 1
     return touched
 

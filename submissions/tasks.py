@@ -21,7 +21,9 @@ def task_score_evaluation(evaluation_id: int) -> str:
 
 
 def task_reap_stale_evaluations() -> int:
-    return services.reap_stale_evaluations()
+    """The periodic backstop (every worker process also reaps every few seconds, see
+    `core.workers`): also queues again runs whose task may have been lost."""
+    return services.reap_stale_evaluations(requeue_waiting=True)
 
 
 def task_recompute_board(benchmark_id: int) -> int:

@@ -17,6 +17,10 @@ Nothing is downloaded at run time. Everything is float32, like sentence-transfor
 tests/benchmark/scoring/test_embedding.py checks the result against reference outputs of real
 sentence-transformers (tests/fixtures/minilm_reference.json); docs/nap-engine.md has the figures.
 
+A text's embedding is a function of its token sequence alone, bit for bit: it does not depend on
+which other texts share the call or the batch, nor on their order (docs/nap-engine.md,
+"Determinism"), so NAP_acc's class choice cannot either.
+
 This module must not import Django: the metric code and offline tools use it directly.
 """
 
@@ -43,6 +47,7 @@ __all__ = [
     "MODEL_PACKAGE",
     "ModelFilesNotFound",
     "SentenceEncoder",
+    "cosine_scores",
     "default_encoder",
     "gelu",
     "package_model_dir",
@@ -179,9 +184,9 @@ class SentenceEncoder:
     ) -> None:
         """Take already-loaded weights (BertModel names, no ``bert.`` prefix) and a tokenizer.
 
-        ``batch_size`` caps sentences per forward pass and ``max_batch_tokens`` caps padded
-        tokens per pass (so a batch of 256-token texts stays small in memory); neither changes
-        the results beyond float noise.
+        ``batch_size`` caps sentences per forward pass and ``max_batch_tokens`` caps tokens
+        per pass (so a pass of 256-token texts stays small in memory); neither changes a bit
+        of any result (see encode()).
 
         ``blas_threads`` caps BLAS threads during encode() (None: leave numpy's default). The
         GEMMs here are small (hundreds of rows), and multi-threaded OpenBLAS on them collapses
@@ -300,41 +305,45 @@ class SentenceEncoder:
         Equal to ``SentenceTransformer(...).encode(texts)`` up to float32 noise: the tokenizer
         lowercases and strips accents, whitespace-only and empty strings both become
         ``[CLS] [SEP]`` (a valid, non-zero embedding), and texts longer than 256 tokens are cut.
-        Duplicate texts are embedded once. Texts are grouped by token length so that batches
-        carry little padding; padding is masked out, so a row does not depend on its batch.
+
+        A text's row is a function of its token sequence alone, bit for bit, whatever else is
+        in ``texts`` or in which order (docs/nap-engine.md, "Determinism"): each distinct
+        token sequence is embedded once and its row copied to every text that has it (so
+        ``"Tying"`` and ``"tying"`` get the very same bits), and a sequence is computed with
+        array shapes that depend only on its own length (no padding; one GEMM per sequence).
         """
         texts = self._check_texts(texts)
         out = np.zeros((len(texts), self.dim), dtype=_F32)
         if not texts:
             return out
-        unique = list(dict.fromkeys(texts))
+        unique_texts = list(dict.fromkeys(texts))
+        encodings = self._tokenizer.encode_batch(unique_texts, add_special_tokens=True)
+        sequence_of = {text: tuple(e.ids) for text, e in zip(unique_texts, encodings, strict=True)}
+        sequences = list(dict.fromkeys(sequence_of.values()))
         if self._blas is None:
-            unique_emb = self._encode_unique(unique)
+            rows = self._encode_sequences(sequences)
         else:
             with self._blas.limit(limits=self.blas_threads, user_api="blas"):
-                unique_emb = self._encode_unique(unique)
-        row_of = {text: i for i, text in enumerate(unique)}
-        out[:] = unique_emb[[row_of[t] for t in texts]]
+                rows = self._encode_sequences(sequences)
+        row_of = {sequence: i for i, sequence in enumerate(sequences)}
+        out[:] = rows[[row_of[sequence_of[text]] for text in texts]]
         return out
 
-    def _encode_unique(self, unique: list[str]) -> np.ndarray:
-        encodings = self._tokenizer.encode_batch(unique, add_special_tokens=True)
-        ids = [np.asarray(e.ids, dtype=np.int64) for e in encodings]
-        order = sorted(range(len(unique)), key=lambda i: len(ids[i]))
-        unique_emb = np.empty((len(unique), self.dim), dtype=_F32)
-        start = 0
-        while start < len(order):
-            longest = len(ids[order[start]])
-            stop = start
-            while stop < len(order) and stop - start < self.batch_size:
-                longest = max(longest, len(ids[order[stop]]))
-                if (stop - start + 1) * longest > self.max_batch_tokens and stop > start:
-                    break
-                stop += 1
-            batch = order[start:stop]
-            unique_emb[batch] = self._forward_batch([ids[i] for i in batch])
-            start = stop
-        return unique_emb
+    def _encode_sequences(self, sequences: Sequence[tuple[int, ...]]) -> np.ndarray:
+        """Embed distinct token sequences, grouped by exact length (so nothing is padded)."""
+        by_length: dict[int, list[int]] = {}
+        for i, sequence in enumerate(sequences):
+            by_length.setdefault(len(sequence), []).append(i)
+        rows = np.empty((len(sequences), self.dim), dtype=_F32)
+        for length, members in by_length.items():
+            # How many sequences share a pass is a memory/speed choice only: no row's
+            # arithmetic depends on the other rows of its pass (see _forward_same_length).
+            per_pass = max(1, min(self.batch_size, self.max_batch_tokens // length))
+            for start in range(0, len(members), per_pass):
+                chunk = members[start : start + per_pass]
+                ids = np.array([sequences[i] for i in chunk], dtype=np.int64)
+                rows[chunk] = self._forward_same_length(ids)
+        return rows
 
     def tokenize(self, texts: Sequence[str]) -> list[list[int]]:
         """Token ids the model sees per text: [CLS] ... [SEP], cut to max_seq_length, unpadded."""
@@ -342,33 +351,38 @@ class SentenceEncoder:
         return [e.ids for e in self._tokenizer.encode_batch(texts, add_special_tokens=True)]
 
     def similarities(self, queries: Sequence[str], candidates: Sequence[str]) -> np.ndarray:
-        """Cosine similarity matrix, shape (len(queries), len(candidates)), float32.
+        """Cosine similarity matrix, shape (len(queries), len(candidates)), float64.
 
         Candidate lists (a benchmark's class labels) are few and fixed, so their embeddings
-        are kept per list; queries (submitted answers) are always embedded afresh.
+        are kept per list; queries (submitted answers) are always embedded afresh. Each score
+        is :func:`cosine_scores`'s: a function of the two embeddings alone, so equal
+        embeddings get equal scores, in any batch and on any CPU.
         """
-        q = self.encode(queries)
-        c = self._candidate_embeddings(tuple(candidates))
-        return q @ c.T
+        return cosine_scores(self.encode(queries), self._candidate_embeddings(tuple(candidates)))
 
     def nearest_candidates(self, pairs: Sequence[tuple[str, Sequence[str]]]) -> list[int]:
         """For each (query, candidates) pair, `most_similar([query], candidates)[0]`.
 
-        Every query is embedded in one `encode` call (large, length-sorted batches) instead of
-        one call per candidate list; candidate lists come from the cache.
+        Every query is embedded in one `encode` call instead of one call per candidate list
+        (cheaper; the results are the same bits either way); candidate lists come from the
+        cache.
         """
         if not pairs:
             return []
         queries = [query for query, _ in pairs]
         if any(not isinstance(query, str) for query in queries):
             raise TypeError("queries must be strings")
-        vectors = dict(zip(queries, self.encode(queries), strict=True))
-        nearest = []
-        for query, candidates in pairs:
-            if len(candidates) == 0:
-                raise ValueError("every query needs at least one candidate")
-            scores = self._candidate_embeddings(tuple(candidates)) @ vectors[query]
-            nearest.append(int(np.argmax(scores)))
+        if any(len(candidates) == 0 for _, candidates in pairs):
+            raise ValueError("every query needs at least one candidate")
+        vectors = self.encode(queries)
+        by_list: dict[tuple[str, ...], list[int]] = {}
+        for i, (_, candidates) in enumerate(pairs):
+            by_list.setdefault(tuple(candidates), []).append(i)
+        nearest = [0] * len(pairs)
+        for candidates, members in by_list.items():
+            scores = cosine_scores(vectors[members], self._candidate_embeddings(candidates))
+            for i, best in zip(members, np.argmax(scores, axis=1).tolist(), strict=True):
+                nearest[i] = best
         return nearest
 
     def _candidate_embeddings(self, candidates: tuple[str, ...]) -> np.ndarray:
@@ -386,9 +400,12 @@ class SentenceEncoder:
         """Per query, the index of the candidate with the highest cosine similarity.
 
         This is NAP_acc's class choice: ``argmax(util.cos_sim(encode(q), encode(classes)))``.
-        Rows are unit vectors, so cosine similarity is a dot product. Ties go to the first
-        index, as with numpy's and torch's argmax (reachable only with duplicate candidates or
-        identical embeddings, e.g. 'Tying' and 'tying'). Raises ValueError with no candidates.
+        Rows are unit vectors, so cosine similarity is a dot product (:func:`cosine_scores`).
+        Ties go to the first index, as with numpy's and torch's argmax: exact ties happen with
+        candidates of the same token sequence (e.g. 'Tying' and 'tying'), which share one
+        embedding, so the first of them wins on every CPU and in every batch. Near-ties are
+        decided by the float64 scores as they are (docs/nap-engine.md, "Determinism").
+        Raises ValueError with no candidates.
         """
         if isinstance(candidates, str) or isinstance(queries, str):
             raise TypeError("pass sequences of strings; wrap a single text in a list")
@@ -412,57 +429,101 @@ class SentenceEncoder:
 
     # -- forward pass -------------------------------------------------------------------------
 
-    def _forward_batch(self, batch_ids: Sequence[np.ndarray]) -> np.ndarray:
-        """Pad a batch to its longest member, run BERT, mean-pool over real tokens, normalise."""
-        n = len(batch_ids)
-        length = max(len(x) for x in batch_ids)
-        ids = np.zeros((n, length), dtype=np.int64)  # [PAD] is id 0
-        mask = np.zeros((n, length), dtype=_F32)
-        for row, x in enumerate(batch_ids):
-            ids[row, : len(x)] = x
-            mask[row, : len(x)] = 1.0
+    def _forward_same_length(self, ids: np.ndarray) -> np.ndarray:
+        """Run BERT on n token sequences of one length, mean-pool, normalise: (n, dim) rows.
 
-        # Dense layers work on (n * length, dim) rows: one 2-D GEMM each. (A 3-D @ 2-D matmul
-        # makes numpy loop over small per-sentence GEMMs, several times slower.)
-        h = self._word[ids] + self._pos[:length] + self._type0  # token_type_ids are all 0
-        h = _layer_norm_(h.reshape(n * length, self.dim), self._emb_ln_w, self._emb_ln_b, self._eps)
+        Every operation gives a sequence's rows results that depend only on that sequence,
+        never on n or on the sequence's place among the n, so that an embedding cannot change
+        with the batch it happens to share (docs/nap-engine.md, "Determinism"):
 
-        heads = self._num_heads
-        head_dim = self.dim // heads
+        - matrix products run one BLAS call per sequence (``_matmul_per_sequence``; attention
+          through numpy's stacked matmul, one GEMM per sequence and head), so the shapes BLAS
+          sees, and with them its kernel choice, blocking and summation order, are fixed by
+          the sequence's length. One GEMM over all n * length rows is faster, but an
+          optimised GEMM may treat a row differently by its position (edge tiles, small-matrix
+          paths, thread split): measured, it gave "Tying" and "tying" different bits;
+        - nothing is padded, so no sequence's attention or pooling runs over another's length;
+        - the rest is elementwise (IEEE-exact, or numpy's exp, which is the same code for every
+          element of a contiguous array) or reduces along a row of fixed length (numpy's
+          pairwise sum, whose order depends only on the row length).
+        """
+        n, length = ids.shape
+        dim, heads = self.dim, self._num_heads
+        head_dim = dim // heads
         scale = _F32(1.0 / math.sqrt(head_dim))
-        # Additive mask on keys, as transformers does: padded keys get the most negative float,
-        # so their softmax weight is exactly 0. Each row has real keys ([CLS] at least).
-        key_bias = ((_F32(1.0) - mask) * np.finfo(_F32).min)[:, None, None, :]
+
+        h = self._word[ids]  # (n, length, dim), a fresh array; token_type_ids are all 0
+        h += self._pos[:length]
+        h += self._type0
+        h = _layer_norm_(h, self._emb_ln_w, self._emb_ln_b, self._eps)
         for layer in self._layers:
-            qkv = h @ layer.qkv_w
+            qkv = _matmul_per_sequence(h, layer.qkv_w)
             qkv += layer.qkv_b
             qkv = qkv.reshape(n, length, 3, heads, head_dim).transpose(2, 0, 3, 1, 4)
             q, k, v = qkv[0], qkv[1], qkv[2]  # each (n, heads, length, head_dim)
-            scores = q @ k.transpose(0, 1, 3, 2)
+            scores = q @ k.transpose(0, 1, 3, 2)  # stacked: one GEMM per (sequence, head)
             scores *= scale
-            scores += key_bias
             scores -= scores.max(axis=-1, keepdims=True)
             np.exp(scores, out=scores)
             scores /= scores.sum(axis=-1, keepdims=True)
-            ctx = (scores @ v).transpose(0, 2, 1, 3).reshape(n * length, self.dim)
-            attn = ctx @ layer.ao_w
+            ctx = np.ascontiguousarray((scores @ v).transpose(0, 2, 1, 3)).reshape(n, length, dim)
+            attn = _matmul_per_sequence(ctx, layer.ao_w)
             attn += layer.ao_b
             attn += h
             h = _layer_norm_(attn, layer.ln1_w, layer.ln1_b, self._eps)
-            inter = h @ layer.in_w
+            inter = _matmul_per_sequence(h, layer.in_w)
             inter += layer.in_b
             ffn = gelu(inter)
             del inter
-            ffn = ffn @ layer.out_w
+            ffn = _matmul_per_sequence(ffn, layer.out_w)
             ffn += layer.out_b
             ffn += h
             h = _layer_norm_(ffn, layer.ln2_w, layer.ln2_b, self._eps)
 
-        # sentence-transformers Pooling (mean) then Normalize (F.normalize, eps 1e-12).
-        summed = np.einsum("nld,nl->nd", h.reshape(n, length, self.dim), mask)
-        pooled = summed / np.maximum(mask.sum(axis=1, keepdims=True), _F32(1e-9))
+        # sentence-transformers Pooling (mean over the attention mask, here all of the
+        # sequence's tokens) then Normalize (F.normalize, eps 1e-12).
+        pooled = h.sum(axis=1)
+        pooled /= _F32(length)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         return (pooled / np.maximum(norms, _F32(1e-12))).astype(_F32, copy=False)
+
+
+def _matmul_per_sequence(x: np.ndarray, weight: np.ndarray) -> np.ndarray:
+    """(n, length, k) @ (k, m) as n separate GEMMs of shape (length, k) @ (k, m).
+
+    Written out rather than left to numpy's stacked matmul (which loops the same way today)
+    or reshaped into one (n * length, k) GEMM, which is faster but lets a row's result
+    depend on where it sits among the other sequences' rows: see _forward_same_length.
+    """
+    out = np.empty((*x.shape[:-1], weight.shape[1]), dtype=_F32)
+    for row in range(x.shape[0]):
+        np.matmul(x[row], weight, out=out[row])
+    return out
+
+
+# Query rows per block in cosine_scores: bounds the float64 product buffer to ~16 MB.
+_SCORE_BLOCK_ELEMENTS = 2_000_000
+
+
+def cosine_scores(queries: np.ndarray, candidates: np.ndarray) -> np.ndarray:
+    """Dot products of unit rows, (n, d) x (m, d) -> (n, m) float64, each pair on its own.
+
+    Not ``queries @ candidates.T``: a GEMM may give two equal candidate rows different
+    scores by their position (measured with OpenBLAS's Sandybridge kernels: "Tying" at
+    index 2 beat the equal "tying" at index 1), and its summation order varies with the
+    CPU. Here each float32 x float32 product is exact in float64, and the 384 products of a
+    pair are summed by numpy's pairwise sum along a contiguous row, whose order is fixed by
+    the row length. So a score depends only on its two embeddings, not on the batch, the
+    position or the CPU's BLAS kernels.
+    """
+    queries = np.asarray(queries, dtype=np.float64)
+    candidates = np.asarray(candidates, dtype=np.float64)
+    out = np.empty((len(queries), len(candidates)), dtype=np.float64)
+    block = max(1, _SCORE_BLOCK_ELEMENTS // max(1, candidates.size))
+    for start in range(0, len(queries), block):
+        products = queries[start : start + block, None, :] * candidates[None, :, :]
+        out[start : start + block] = products.sum(axis=-1)
+    return out
 
 
 def package_model_dir() -> Path:

@@ -3,4 +3,4 @@
 Bump it on any change that can move a published number.
 """
 
-SCORER_VERSION = "medvidbench-1.0.0"
+SCORER_VERSION = "medvidbench-1.0.1"  # 1.0.1: NAP embeddings independent of the batch

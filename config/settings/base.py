@@ -289,6 +289,19 @@ if _refused := sorted(set(PODIUM_JUDGE_KEY_ENV_ALLOWLIST) & PODIUM_NEVER_A_JUDGE
         f"PODIUM_JUDGE_KEY_ENV_ALLOWLIST names server secrets: {', '.join(_refused)}."
     )
 
+# Scoring runs (docs/workers.md): a run being scored beats every HEARTBEAT
+# seconds; one silent for STALE seconds, or whose worker process on this host is gone, is handed
+# out again by the reaper, which each worker process runs every WORKER_REAP seconds (and at once
+# when the cluster replaces a killed worker). Scoring takes seconds, so these are seconds too.
+PODIUM_SCORING_HEARTBEAT_SECONDS = env_int("PODIUM_SCORING_HEARTBEAT_SECONDS", 2)
+PODIUM_SCORING_STALE_SECONDS = env_int("PODIUM_SCORING_STALE_SECONDS", 10)
+PODIUM_WORKER_REAP_SECONDS = env_int("PODIUM_WORKER_REAP_SECONDS", 5)
+if PODIUM_SCORING_STALE_SECONDS < 3 * PODIUM_SCORING_HEARTBEAT_SECONDS:
+    raise ImproperlyConfigured(
+        "PODIUM_SCORING_STALE_SECONDS must be at least 3 heartbeats "
+        "(PODIUM_SCORING_HEARTBEAT_SECONDS), or a busy worker would look dead."
+    )
+
 # --- Email: submitters' notifications (nominated, access requested, verified, rejected, failed
 # runs; docs/deployment.md). Django 6.1's MAILERS: the old EMAIL_BACKEND / EMAIL_HOST settings
 # are deprecated and refused beside it, so the same environment variables fill MAILERS instead.

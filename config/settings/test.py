@@ -12,6 +12,10 @@ PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 # The judge's retries wait milliseconds, not seconds; its heartbeat is quick to observe.
 PODIUM_JUDGE_BACKOFF_SECONDS = 0.01
 PODIUM_JUDGE_HEARTBEAT_SECONDS = 1
+# Scoring runs beat every second and are stale after 4; worker processes reap every second.
+PODIUM_SCORING_HEARTBEAT_SECONDS = 1
+PODIUM_SCORING_STALE_SECONDS = 4
+PODIUM_WORKER_REAP_SECONDS = 1
 # The API's throttle counts live in the shared cache table, which outlives each test: the suite
 # would run into the production rates. tests/api/test_throttling.py sets its own.
 REST_FRAMEWORK = {

@@ -164,3 +164,19 @@ def test_the_judge_key_allow_list_may_not_name_a_server_secret(repo_root):
         "ImproperlyConfigured: PODIUM_JUDGE_KEY_ENV_ALLOWLIST names server secrets: SECRET_KEY."
         in result.stderr
     )
+
+
+@pytest.mark.integration
+def test_a_scoring_stale_period_shorter_than_three_heartbeats_is_refused(repo_root):
+    result = _load_prod_settings(
+        repo_root,
+        **PROD_ENV,
+        PODIUM_SCORING_HEARTBEAT_SECONDS="5",
+        PODIUM_SCORING_STALE_SECONDS="10",
+    )
+
+    assert result.returncode == 1
+    assert (
+        "ImproperlyConfigured: PODIUM_SCORING_STALE_SECONDS must be at least 3 heartbeats "
+        "(PODIUM_SCORING_HEARTBEAT_SECONDS), or a busy worker would look dead." in result.stderr
+    )

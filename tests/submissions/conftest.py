@@ -81,9 +81,10 @@ def published_rows():
     return published_results()
 
 
-def start_cluster(workers: int = 1) -> subprocess.Popen:
+def start_cluster(workers: int = 1, **extra_env: str) -> subprocess.Popen:
     """`manage.py qcluster` in a child process on this test's database and folders, in its own
-    process group (stop it with `stop_cluster`)."""
+    process group (stop it with `stop_cluster`); `extra_env` adds environment variables (e.g.
+    `Q_RETRY`)."""
     database = connection.settings_dict
     env = {
         **os.environ,
@@ -96,6 +97,7 @@ def start_cluster(workers: int = 1) -> subprocess.Popen:
         "PODIUM_TESTSET_DIR": str(settings.PODIUM_TESTSET_DIR),
         "PODIUM_FRAMES_DIR": str(settings.PODIUM_FRAMES_DIR),
         "Q_WORKERS": str(workers),
+        **extra_env,
     }
     return subprocess.Popen(
         [sys.executable, "manage.py", "qcluster"],
@@ -129,3 +131,23 @@ def cluster(private_dir, benchmark):
         yield process
     finally:
         stop_cluster(process)
+
+
+def slow_next_action_records(count: int) -> list[dict]:
+    """`count` next-action samples (AVOS: cutting, tying, suturing)."""
+    from tests.benchmark.scoring.factories import gt_record
+
+    return [gt_record("next_action", "tying", dataset="AVOS") for _ in range(count)]
+
+
+def slow_answers(count: int) -> list[str]:
+    """`count` distinct next-action answers of 255 tokens each: none is a class label, so each
+    is embedded (about 75 ms apiece on a 2-core machine). A file of them makes scoring take
+    seconds without touching the code under test."""
+    return [
+        f"Answer {n}: "
+        + " ".join(
+            f"the surgeon then moves instrument {n} towards tissue layer {k}" for k in range(25)
+        )
+        for n in range(count)
+    ]

@@ -1,11 +1,9 @@
 import itertools
 import threading
-from datetime import timedelta
 from pathlib import Path
 
 import pytest
 from django.db import connection
-from django.utils import timezone
 
 from core.exceptions import DomainError, InvalidPredictions, InvalidTransition, QuotaExceeded
 from core.models import AuditEvent
@@ -132,20 +130,6 @@ def test_a_file_altered_after_upload_fails_the_run_not_the_worker(benchmark, per
     assert evaluation.status == EvaluationStatus.FAILED
     assert evaluation.error_code == FailureCode.INVALID_PREDICTIONS
     assert "expected 5 rows" in evaluation.error_message
-
-
-def test_the_reaper_requeues_runs_stuck_in_scoring(benchmark, perfect_predictions):
-    submission = services.create_submission(
-        benchmark, owner=UserFactory(), details=details(), predictions=perfect_predictions
-    )
-    evaluation = submission.evaluations.get()
-    services.set_evaluation_status(evaluation, EvaluationStatus.SCORING)
-    Evaluation.objects.filter(pk=evaluation.pk).update(
-        scoring_started_at=timezone.now() - timedelta(hours=2), attempts=1
-    )
-    assert services.reap_stale_evaluations(older_than=timedelta(minutes=30)) == 1
-    evaluation.refresh_from_db()
-    assert evaluation.status == EvaluationStatus.QUEUED
 
 
 def stored_files(private_dir: Path) -> list[Path]:
