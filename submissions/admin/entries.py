@@ -1,168 +1,40 @@
-"""The maintainers' console (issue 6): every entry with its board, runs and verification state;
-bulk actions that call the services; a change page that shows the latest run (metrics at full
-precision, per-dataset values, the format report, the judge's progress) and the entry's audit
-trail.
-
-Who may do what is `accounts.roles`: a maintainer is a staff user in the Maintainers group.
-Every verification move goes through `services.set_verification_status` (which checks it and
-writes the audit row with the maintainer as actor), every rerun through its service; the
-admin writes no state itself. Provenance (the predictions file and its checksum, the owner,
-the benchmark, the computed metrics, the test set a run used) and the workflow fields are
-read-only; only the details a board shows beside the result can be corrected, through
-`maintenance.update_entry_details`.
-
-This module reads and drives the judge (`judging` sits above this app, which otherwise never
-imports it): the console shows the whole entry, step 2 included, in one place. The admin is
-loaded after every app, so the import creates no cycle, and nothing else in `submissions`
-depends on it.
-"""
+"""The entries' admin: the list, its filters and bulk actions, and an entry's page."""
 
 from __future__ import annotations
 
-from typing import Any
-
-from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin import helpers
-from django.contrib.contenttypes.models import ContentType
-from django.db.models import OuterRef, Q, QuerySet, Subquery
+from django.db.models import OuterRef, QuerySet, Subquery
 from django.forms import ModelForm
 from django.http import HttpRequest, HttpResponse
-from django.template import engines
 from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
-from django.utils.safestring import SafeString
 
 from accounts.roles import can_rerun_scoring, can_verify_entries
 from core.exceptions import DomainError
-from core.models import AuditEvent
 from judging import services as judging_services
-from judging.models import JudgeJob
 from judging.selectors import can_rerun_judge, judge_panel
 
-from . import maintenance
-from .enums import BoardKind, EvaluationStatus, VerificationStatus
-from .maintenance import PRESENTATION_FIELDS
-from .models import Evaluation, Submission
-from .next_step import next_step
-from .selectors import SubmissionStatus, latest_evaluation, metric_value, submission_status
-from .services import set_verification_status
-
-# "Top entries not yet verified": the default depth, and the choices offered.
-TOP_ENTRIES_DEFAULT = 10
-TOP_ENTRIES_CHOICES = (3, 10, 20)
-AUDIT_ROWS_SHOWN = 200
-
-
-# --- list filters -------------------------------------------------------------------------------
-
-
-class BoardFilter(admin.SimpleListFilter):
-    title = "board"
-    parameter_name = "board"
-
-    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
-        return [*BoardKind.choices, ("none", "Not on a board")]
-
-    def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
-        if self.value() in BoardKind.values:
-            return queryset.filter(board_entry__board=self.value())
-        if self.value() == "none":
-            return queryset.filter(board_entry__isnull=True)
-        return queryset
-
-
-class LatestRunFilter(admin.SimpleListFilter):
-    """By the state of the entry's newest run (the `latest_status` annotation)."""
-
-    title = "latest run"
-    parameter_name = "run"
-
-    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
-        return [*EvaluationStatus.choices, ("none", "No run")]
-
-    def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
-        if self.value() in EvaluationStatus.values:
-            return queryset.filter(latest_status=self.value())
-        if self.value() == "none":
-            return queryset.filter(latest_status__isnull=True)
-        return queryset
-
-
-class TopUnverifiedFilter(admin.SimpleListFilter):
-    """The candidates for nomination (spec 8: "Top performers will be contacted"): published
-    entries on the Community board ranked in the top N, whatever step they are at."""
-
-    title = "top entries not yet verified"
-    parameter_name = "top"
-
-    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
-        return [(str(depth), f"Top {depth}") for depth in TOP_ENTRIES_CHOICES]
-
-    def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
-        if self.value() is None:
-            return queryset
-        try:
-            depth = int(self.value())
-        except ValueError:
-            depth = TOP_ENTRIES_DEFAULT
-        return queryset.filter(
-            publish=True, board_entry__board=BoardKind.COMMUNITY, board_entry__rank__lte=depth
-        )
-
-
-# --- forms --------------------------------------------------------------------------------------
-
-
-class MaintainerActionForm(helpers.ActionForm):
-    """The action bar, with a note that goes into the audit row of each move."""
-
-    note = forms.CharField(
-        label="Note:",
-        required=False,
-        max_length=500,
-        widget=forms.TextInput(attrs={"placeholder": "for the audit trail (optional)"}),
-    )
-
-
-class ReasonForm(forms.Form):
-    reason = forms.CharField(
-        widget=forms.Textarea(attrs={"rows": 4, "cols": 80}),
-        help_text="The authors are shown this.",
-    )
-    note = forms.CharField(
-        required=False,
-        max_length=500,
-        help_text="For the audit trail only (optional).",
-        widget=forms.TextInput(attrs={"size": 80}),
-    )
-
-
-# The intermediate page of reject and withdraw (the admin's confirmation-page pattern). Inline
-# rather than a template file, as it is this module's only page.
-REASON_PAGE = engines["django"].from_string(
-    """{% extends "admin/base_site.html" %}{% load l10n admin_urls %}
-{% block breadcrumbs %}<ol class="breadcrumbs">
-<li><a href="{% url 'admin:index' %}">Home</a></li>
-<li><a href="{% url 'admin:app_list' app_label=opts.app_label %}">{{ opts.app_config.verbose_name }}</a></li>
-<li><a href="{% url opts|admin_urlname:'changelist' %}">{{ opts.verbose_name_plural|capfirst }}</a></li>
-<li aria-current="page">{{ title }}</li></ol>{% endblock %}
-{% block content %}
-<p>{{ explanation }}</p>
-<ul class="reason-entries">{% for submission in queryset %}
-<li>{{ submission.model_name }} ({{ submission.benchmark.slug }}): {{ submission.get_verification_status_display }}</li>
-{% endfor %}</ul>
-<form method="post">{% csrf_token %}
-{{ form.as_div }}
-{% for submission in queryset %}<input type="hidden" name="{{ action_checkbox_name }}" value="{{ submission.pk|unlocalize }}">{% endfor %}
-<input type="hidden" name="action" value="{{ action }}">
-<input type="hidden" name="apply" value="yes">
-<div class="submit-row"><input type="submit" class="default" value="{{ title }}">
-<a href="{% url opts|admin_urlname:'changelist' %}" class="button cancel-link">Cancel</a></div>
-</form>
-{% endblock %}"""
+from .. import maintenance
+from ..enums import BoardKind, EvaluationStatus, VerificationStatus
+from ..maintenance import PRESENTATION_FIELDS
+from ..models import Evaluation, Submission
+from ..next_step import next_step
+from ..selectors import SubmissionStatus, latest_evaluation, submission_status
+from ..services import set_verification_status
+from .filters import BoardFilter, LatestRunFilter, TopUnverifiedFilter
+from .forms import REASON_PAGE, MaintainerActionForm, ReasonForm
+from .rendering import (
+    action_note,
+    audit_details,
+    entry_audit_trail,
+    from_to,
+    full_precision,
+    html_table,
 )
+
+AUDIT_ROWS_SHOWN = 200
 
 
 # --- the submission admin -----------------------------------------------------------------------
@@ -393,9 +265,14 @@ class SubmissionAdmin(admin.ModelAdmin):
             count = counts.get(metric.key) or {}
             scored = f"{count.get('scored')}/{count.get('total')}" if "total" in count else ""
             rows.append(
-                (metric.key, metric.label, _full(evaluation.metrics.get(metric.key)), scored)
+                (
+                    metric.key,
+                    metric.label,
+                    full_precision(evaluation.metrics.get(metric.key)),
+                    scored,
+                )
             )
-        return _table(["Metric", "", "Value", "Scored"], rows)
+        return html_table(["Metric", "", "Value", "Scored"], rows)
 
     @admin.display(description="Per dataset")
     def per_dataset_table(self, submission: Submission) -> str:
@@ -407,10 +284,10 @@ class SubmissionAdmin(admin.ModelAdmin):
             return "None."
         datasets = sorted({name for key in shown for name in per_dataset[key]})
         rows = [
-            (dataset, *(_full(per_dataset[key].get(dataset)) for key in shown))
+            (dataset, *(full_precision(per_dataset[key].get(dataset)) for key in shown))
             for dataset in datasets
         ]
-        return _table(["Dataset", *shown], rows)
+        return html_table(["Dataset", *shown], rows)
 
     @admin.display(description="Format report")
     def format_report(self, submission: Submission) -> str:
@@ -433,7 +310,7 @@ class SubmissionAdmin(admin.ModelAdmin):
                     format_html("<ul>{}</ul>", examples) if task.examples else "",
                 )
             )
-        return _table(["Task", "Parsed", "", "Unparsed answers (the submitter's own)"], rows)
+        return html_table(["Task", "Parsed", "", "Unparsed answers (the submitter's own)"], rows)
 
     @admin.display(description="LLM judge")
     def judge_progress(self, submission: Submission) -> str:
@@ -472,30 +349,32 @@ class SubmissionAdmin(admin.ModelAdmin):
                 event.actor or "system",
                 event.action,
                 event.target_repr,
-                _from_to(event.data),
-                _details(event.data),
+                from_to(event.data),
+                audit_details(event.data),
             )
             for event in events
         ]
-        return _table(["When", "Who", "Action", "On", "From → to", "Note, reason, details"], rows)
+        return html_table(
+            ["When", "Who", "Action", "On", "From → to", "Note, reason, details"], rows
+        )
 
     # --- actions -----------------------------------------------------------------------------
 
     @admin.action(description="Nominate for the Official board", permissions=["verify"])
     def nominate(self, request: HttpRequest, queryset: QuerySet[Submission]) -> None:
-        self._move(request, queryset, VerificationStatus.NOMINATED, note=_note(request))
+        self._move(request, queryset, VerificationStatus.NOMINATED, note=action_note(request))
 
     @admin.action(description="Record that the authors were contacted", permissions=["verify"])
     def record_contact(self, request: HttpRequest, queryset: QuerySet[Submission]) -> None:
-        self._move(request, queryset, VerificationStatus.CONTACTED, note=_note(request))
+        self._move(request, queryset, VerificationStatus.CONTACTED, note=action_note(request))
 
     @admin.action(description="Record that model access was granted", permissions=["verify"])
     def grant_access(self, request: HttpRequest, queryset: QuerySet[Submission]) -> None:
-        self._move(request, queryset, VerificationStatus.ACCESS_GRANTED, note=_note(request))
+        self._move(request, queryset, VerificationStatus.ACCESS_GRANTED, note=action_note(request))
 
     @admin.action(description="Verify (put on the Official board)", permissions=["verify"])
     def verify(self, request: HttpRequest, queryset: QuerySet[Submission]) -> None:
-        self._move(request, queryset, VerificationStatus.VERIFIED, note=_note(request))
+        self._move(request, queryset, VerificationStatus.VERIFIED, note=action_note(request))
 
     @admin.action(description="Reject, with a reason…", permissions=["verify"])
     def reject(self, request: HttpRequest, queryset: QuerySet[Submission]) -> HttpResponse | None:
@@ -529,7 +408,7 @@ class SubmissionAdmin(admin.ModelAdmin):
         for submission in queryset:
             try:
                 evaluation = maintenance.rerun_scoring(
-                    submission, actor=request.user, note=_note(request)
+                    submission, actor=request.user, note=action_note(request)
                 )
             except DomainError as error:
                 refused.append(f"{submission.model_name}: {error}")
@@ -608,7 +487,7 @@ class SubmissionAdmin(admin.ModelAdmin):
                 )
                 return None
         else:
-            form = ReasonForm(initial={"note": _note(request)})
+            form = ReasonForm(initial={"note": action_note(request)})
         context = {
             **self.admin_site.each_context(request),
             "opts": self.model._meta,
@@ -630,115 +509,3 @@ class SubmissionAdmin(admin.ModelAdmin):
         if refused:
             joined = format_html_join("; ", "{}", ((text,) for text in refused))
             self.message_user(request, format_html("Not done: {}", joined), messages.ERROR)
-
-
-@admin.register(Evaluation)
-class EvaluationAdmin(admin.ModelAdmin):
-    """Runs, read-only: a run is a record of what was scored, against what, with what."""
-
-    list_display = [
-        "id",
-        "submission",
-        "status",
-        "test_set_version",
-        "scorer_version",
-        "created_at",
-    ]
-    list_filter = ["status", "submission__benchmark"]
-    list_select_related = ["submission__benchmark", "test_set"]
-    search_fields = ["submission__model_name"]
-    fields = [
-        "submission",
-        "status",
-        "test_set",
-        "scorer_version",
-        "requested_by",
-        "error_code",
-        "error_message",
-        "attempts",
-        "worker",
-        "heartbeat_at",
-        "metrics",
-        "created_at",
-        "queued_at",
-        "scoring_started_at",
-        "scored_at",
-        "judging_started_at",
-        "completed_at",
-        "finished_at",
-    ]
-    readonly_fields = fields
-
-    @admin.display(description="Test set", ordering="test_set__version")
-    def test_set_version(self, evaluation: Evaluation) -> str:
-        return f"v{evaluation.test_set.version}" if evaluation.test_set_id else "—"
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Evaluation | None = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Evaluation | None = None) -> bool:
-        return False
-
-
-# --- reading and rendering helpers ----------------------------------------------------------------
-
-
-def entry_audit_trail(submission: Submission) -> QuerySet[AuditEvent]:
-    """The audit rows about an entry, its runs and their judge jobs, newest first."""
-    types = ContentType.objects.get_for_models(Submission, Evaluation, JudgeJob)
-    runs = [str(pk) for pk in submission.evaluations.values_list("pk", flat=True)]
-    jobs = [
-        str(pk)
-        for pk in JudgeJob.objects.filter(evaluation__submission=submission).values_list(
-            "pk", flat=True
-        )
-    ]
-    return AuditEvent.objects.filter(
-        Q(content_type=types[Submission], object_id=str(submission.pk))
-        | Q(content_type=types[Evaluation], object_id__in=runs)
-        | Q(content_type=types[JudgeJob], object_id__in=jobs)
-    ).select_related("actor")
-
-
-def _note(request: HttpRequest) -> str:
-    return request.POST.get("note", "").strip()
-
-
-def _full(value: Any) -> str:
-    """A metric value at full precision, or a dash."""
-    number = metric_value(value)
-    return "—" if number is None else repr(number)
-
-
-AUDIT_MOVE_KEYS = ("from", "to")
-AUDIT_TEXT_KEYS = ("note", "reason")
-
-
-def _from_to(data: dict[str, Any]) -> str:
-    if "from" in data or "to" in data:
-        return f"{data.get('from', '')} → {data.get('to', '')}"
-    return ""
-
-
-def _details(data: dict[str, Any]) -> str:
-    parts = [f"{key}: {data[key]}" for key in AUDIT_TEXT_KEYS if data.get(key)]
-    parts += [
-        f"{key}: {value}"
-        for key, value in data.items()
-        if key not in AUDIT_MOVE_KEYS + AUDIT_TEXT_KEYS and value not in (None, "")
-    ]
-    return "; ".join(parts)
-
-
-def _table(header: list[str], rows: list[tuple[Any, ...]]) -> SafeString:
-    """An escaped HTML table (cells already marked safe are kept as they are)."""
-    head = format_html_join("", "<th>{}</th>", ((cell,) for cell in header))
-    body = format_html_join(
-        "",
-        "<tr>{}</tr>",
-        ((format_html_join("", "<td>{}</td>", ((cell,) for cell in row)),) for row in rows),
-    )
-    return format_html("<table><thead><tr>{}</tr></thead><tbody>{}</tbody></table>", head, body)

@@ -1,0 +1,23 @@
+"""The maintainers' console (issue 6): every entry with its board, runs and verification state;
+bulk actions that call the services; a change page that shows the latest run (metrics at full
+precision, per-dataset values, the format report, the judge's progress) and the entry's audit
+trail.
+
+Who may do what is `accounts.roles`: a maintainer is a staff user in the Maintainers group.
+Every verification move goes through `services.set_verification_status` (which checks it and
+writes the audit row with the maintainer as actor), every rerun through its service; the
+admin writes no state itself. Provenance (the predictions file and its checksum, the owner,
+the benchmark, the computed metrics, the test set a run used) and the workflow fields are
+read-only; only the details a board shows beside the result can be corrected, through
+`maintenance.update_entry_details`.
+
+This module reads and drives the judge (`judging` sits above this app, which otherwise never
+imports it): the console shows the whole entry, step 2 included, in one place. The admin is
+loaded after every app, so the import creates no cycle, and nothing else in `submissions`
+depends on it.
+"""
+
+from .entries import SubmissionAdmin
+from .runs import EvaluationAdmin
+
+__all__ = ["EvaluationAdmin", "SubmissionAdmin"]
