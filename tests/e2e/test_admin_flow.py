@@ -8,30 +8,19 @@ import shutil
 from pathlib import Path
 
 import pytest
-from django.db import connection
 
 from accounts.roles import ensure_maintainers_group
 from submissions.enums import VerificationStatus
 from submissions.services import recompute_board
 from tests.accounts.factories import UserFactory
+from tests.e2e.browser import E2E_MARKS, chromium, playwright_api, run_action
 from tests.submissions.factories import scored_entry
 from tests.verifying.factories import rerun_report
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"]
 SCREENSHOT_COPY = Path("/tmp/e2e_admin.png")
 PASSWORD = "a-long-maintainer-password-1"
 
-playwright_api = pytest.importorskip("playwright.sync_api", reason="Playwright is not installed")
-
-pytestmark = [
-    pytest.mark.e2e,
-    pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(
-        connection.vendor != "postgresql", reason="the live server shares PostgreSQL"
-    ),
-    pytest.mark.skipif(not CHROMIUM.exists(), reason=f"no system Chromium at {CHROMIUM}"),
-]
+pytestmark = E2E_MARKS
 
 
 @pytest.fixture
@@ -58,23 +47,9 @@ def entries(benchmark):
 
 @pytest.fixture
 def browser(live_server, entries):
-    """After every fixture that touches the database (see test_submit_flow.py)."""
-    with playwright_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
-        )
-        try:
-            yield browser
-        finally:
-            browser.close()
-
-
-def run_action(page, changelist, model_name, label):
-    page.goto(changelist)
-    row = page.locator("#result_list tbody tr", has=page.get_by_text(model_name, exact=True))
-    row.locator("input.action-select").check()
-    page.select_option("select[name=action]", label=label)
-    page.locator("button[name=index]").click()
+    """After every fixture that touches the database (see tests/e2e/browser.py: chromium)."""
+    with chromium() as browser:
+        yield browser
 
 
 def test_a_maintainer_moves_entries_through_verification_in_the_admin(

@@ -24,16 +24,14 @@ from pathlib import Path
 
 import pytest
 from django.core.management import call_command
-from django.db import connection
 
 from accounts.roles import ensure_maintainers_group
 from tests.accounts.factories import UserFactory
 from tests.benchmark.factories import small_ground_truth
+from tests.e2e.browser import E2E_MARKS, chromium, playwright_api, run_action
 from tests.submissions.test_demo import demo_dir  # noqa: F401  (a fixture)
 from tests.verifying.conftest import with_frames
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"]
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOT_COPY = Path("/tmp/e2e_demo_path.png")
 REPORT_COPY = Path("/tmp/e2e_demo_report.png")
@@ -41,17 +39,7 @@ PASSWORD = "a-long-maintainer-password-1"
 MODEL_NAME = "E2E Demo Model"
 WORKER_TIMEOUT_S = 120
 
-playwright_api = pytest.importorskip("playwright.sync_api", reason="Playwright is not installed")
-
-pytestmark = [
-    pytest.mark.e2e,
-    pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(
-        connection.vendor != "postgresql",
-        reason="the worker process must share the test database (PostgreSQL)",
-    ),
-    pytest.mark.skipif(not CHROMIUM.exists(), reason=f"no system Chromium at {CHROMIUM}"),
-]
+pytestmark = E2E_MARKS
 
 
 @pytest.fixture
@@ -107,23 +95,9 @@ def standin_model(demo, standin_port, settings):
 
 @pytest.fixture
 def browser(live_server, cluster, demo, standin_model):
-    """After every fixture that touches the database (see test_submit_flow.py)."""
-    with playwright_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
-        )
-        try:
-            yield browser
-        finally:
-            browser.close()
-
-
-def run_action(page, changelist, row_text, label):
-    page.goto(changelist)
-    row = page.locator("#result_list tbody tr", has=page.get_by_text(row_text, exact=True))
-    row.locator("input.action-select").check()
-    page.select_option("select[name=action]", label=label)
-    page.locator("button[name=index]").click()
+    """After every fixture that touches the database (see tests/e2e/browser.py: chromium)."""
+    with chromium() as browser:
+        yield browser
 
 
 def upload(page, live_server, benchmark, predictions):

@@ -14,36 +14,14 @@ import shutil
 from pathlib import Path
 
 import pytest
-from django.db import connection
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
+from tests.e2e.browser import E2E_MARKS, chromium, playwright_api
+
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 SCORING_TIMEOUT_MS = 120_000
 SCREENSHOT_COPY = Path("/tmp/e2e_board.png")
 
-playwright_api = pytest.importorskip("playwright.sync_api", reason="Playwright is not installed")
-
-pytestmark = [
-    pytest.mark.e2e,
-    pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(
-        connection.vendor != "postgresql",
-        reason="the worker process must share the test database (PostgreSQL)",
-    ),
-    pytest.mark.skipif(
-        not CHROMIUM.exists(), reason=f"no system Chromium at {CHROMIUM} (apt-get install chromium)"
-    ),
-]
+pytestmark = E2E_MARKS
 
 
 @pytest.fixture
@@ -51,14 +29,8 @@ def browser(live_server, cluster, perfect_predictions):
     """Headless Chromium. Playwright's sync API keeps an event loop running in this thread, and
     Django then refuses ORM calls here, so this fixture comes after every fixture that touches
     the database (hence its arguments) and the test itself makes none."""
-    with playwright_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
-        )
-        try:
-            yield browser
-        finally:
-            browser.close()
+    with chromium() as browser:
+        yield browser
 
 
 def test_sign_up_submit_and_find_the_entry_on_the_community_board(

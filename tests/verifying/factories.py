@@ -3,6 +3,7 @@ verification evidence without running a model (the runner's own tests run one)."
 
 import factory
 
+from benchmark.selectors import active_testset
 from submissions.selectors import newest_scored_run
 from tests.benchmark.factories import TestSetFactory
 from tests.submissions.factories import SubmissionFactory
@@ -35,6 +36,7 @@ class RerunJobFactory(factory.django.DjangoModelFactory):
     test_set = factory.LazyAttribute(
         lambda job: (
             (run.test_set if (run := newest_scored_run(job.submission)) else None)
+            or active_testset(job.submission.benchmark)
             or TestSetFactory(benchmark=job.submission.benchmark)
         )
     )
