@@ -37,6 +37,22 @@ def max_runs() -> int:
     return _setting("PODIUM_JUDGE_MAX_RUNS", 20)
 
 
+def outage_limit_seconds() -> float:
+    """How long the endpoint may stay unreachable (only transient failures, across time
+    slices) before the job fails with the metrics pending."""
+    return float(_setting("PODIUM_JUDGE_OUTAGE_LIMIT_SECONDS", 1800.0))
+
+
+def outage_probe_seconds() -> float:
+    """The longest wait between two probes of an unreachable endpoint."""
+    return float(_setting("PODIUM_JUDGE_OUTAGE_PROBE_SECONDS", 30.0))
+
+
+def claim_poll_seconds() -> float:
+    """How often a job looks again at prompts another job is judging."""
+    return float(_setting("PODIUM_JUDGE_CLAIM_POLL_SECONDS", 0.5))
+
+
 def backoff() -> Backoff:
     return Backoff(base=_setting("PODIUM_JUDGE_BACKOFF_SECONDS", 1.0))
 

@@ -10,10 +10,10 @@ from typing import Any
 from django.db import transaction
 
 from benchmark import scoring
-from benchmark.scoring.judge import Rubric, RubricError, aggregate, build_items
+from benchmark.scoring.judge import JudgeOutcome, Rubric, RubricError, aggregate, build_items
 from benchmark.selectors import TestSetFileError, load_scoring_testset
 from core import audit
-from core.exceptions import InvalidTransition, JudgeUnavailable
+from core.exceptions import DomainError, InvalidTransition, JudgeUnavailable
 from submissions.enums import EvaluationStatus
 from submissions.judge_step import copy_for_rejudge, publish_judge_metrics
 from submissions.models import Evaluation
@@ -22,11 +22,14 @@ from submissions.services import set_evaluation_status
 
 from .. import lifecycle
 from ..enums import ACTIVE_JOB_STATES, ItemState, JobStatus
-from ..models import JudgeItem, JudgeJob
+from ..models import JudgeItem, JudgeJob, VerdictClaim
 from .endpoints import BULK_BATCH, active_endpoint, judge_unavailable_reason, max_runs, stale_after
 from .progress import forget_estimate, save_progress
 
 logger = logging.getLogger(__name__)
+
+# The maintainers' permission (judging.selectors.RERUN_PERMISSION, which imports this package).
+RERUN_PERMISSION = "judging.rerun_judgejob"
 
 # --- starting a job ----------------------------------------------------------------------------
 
@@ -162,11 +165,8 @@ def set_job_status(
     return lifecycle.set_status(JUDGE_JOBS, job, new, actor=actor, message=message, note=note)
 
 
-def finish_job(job: JudgeJob) -> JudgeJob:
-    """Aggregate the verdicts (spec 5) and publish the metrics; a metric that had items and not
-    one verdict fails the job instead (nothing is published, the metrics stay pending)."""
-    forget_estimate(job)
-    progress = save_progress(job, heartbeat=False)
+def _judgement(job: JudgeJob) -> JudgeOutcome:
+    """The job's verdicts aggregated as spec 5 says (failed items excluded)."""
     evaluation = job.evaluation
     test_set = load_scoring_testset(evaluation.test_set)
     predictions = scoring.load_predictions(
@@ -175,18 +175,40 @@ def finish_job(job: JudgeJob) -> JudgeJob:
     items = build_items(test_set, predictions)
     rubric = Rubric.from_dict(job.rubric_settings, template=job.rubric_template)
     verdicts = dict(job.items.filter(state=ItemState.DONE).values_list("key", "verdict__scores"))
-    outcome = aggregate(test_set, items, verdicts, rubric)
+    return aggregate(test_set, items, verdicts, rubric)
+
+
+def _summary(outcome: JudgeOutcome) -> str:
+    return ", ".join(
+        f"{name} {counts['judged']:,}/{counts['items']:,}"
+        for name, counts in outcome.counts.items()
+    )
+
+
+def _last_error(job: JudgeJob) -> str:
+    errors = list(
+        job.items.filter(state=ItemState.FAILED)
+        .exclude(last_error="")
+        .values_list("last_error", flat=True)[:1]
+    )
+    return f" The last error: {errors[0]}" if errors else ""
+
+
+def finish_job(job: JudgeJob) -> JudgeJob:
+    """Once no item is pending: aggregate the verdicts (spec 5) and publish the metrics when
+    every item has one (the job is done, the run complete). Items whose answers were unusable
+    after every attempt hold the job instead: nothing is published until a maintainer accepts
+    the judgement without them (`accept_partial_judgement`) or stops it. A metric that had
+    items and not one verdict fails the job (nothing published, the metrics stay pending)."""
+    forget_estimate(job)
+    progress = save_progress(job, heartbeat=False)
+    evaluation = job.evaluation
+    outcome = _judgement(job)
     if outcome.unavailable:
-        errors = list(
-            job.items.filter(state=ItemState.FAILED)
-            .exclude(last_error="")
-            .values_list("last_error", flat=True)[:1]
-        )
-        detail = f" The last error: {errors[0]}" if errors else ""
         return _fail_job(
             job,
             f"No {' or '.join(outcome.unavailable)} item could be judged after "
-            f"{job.endpoint.max_attempts} attempts each.{detail}",
+            f"{job.endpoint.max_attempts} attempts each.{_last_error(job)}",
         )
     with transaction.atomic():
         locked = JudgeJob.objects.select_for_update().get(pk=job.pk)
@@ -194,12 +216,74 @@ def finish_job(job: JudgeJob) -> JudgeJob:
             return locked
         locked.outcome = {**outcome.to_dict(), "calls": progress.calls}
         locked.save(update_fields=["outcome"])
-        summary = ", ".join(
-            f"{name} {counts['judged']}/{counts['items']}"
-            for name, counts in outcome.counts.items()
-        )
-        set_job_status(locked, JobStatus.DONE, message=f"Judged: {summary}.")
+        if progress.failed:
+            set_job_status(
+                locked,
+                JobStatus.HELD,
+                message=(
+                    f"{progress.failed:,} of {progress.total:,} items got no usable verdict after "
+                    f"{job.endpoint.max_attempts} attempts each ({_summary(outcome)} judged), so "
+                    f"nothing is published yet: a maintainer may accept the judgement without "
+                    f"them (the board then says how many items each metric is over) or cancel it "
+                    f"and judge again.{_last_error(job)}"
+                ),
+            )
+            return locked
+        set_job_status(locked, JobStatus.DONE, message=f"Judged: {_summary(outcome)}.")
         publish_judge_metrics(evaluation, outcome, note=f"judge job {job.pk}")
+    return locked
+
+
+def accept_partial_judgement(job: JudgeJob, *, actor: Any, note: str) -> JudgeJob:
+    """A maintainer (`judging.rerun_judgejob`) publishes a held job's metrics without the items
+    that got no usable verdict, saying why in `note`. The job is done, the run complete, its
+    result's counts say how many items each metric is over (the board and the entry page show
+    it); the audit trail records who accepted how many exclusions. `InvalidTransition` for a
+    job that is not held; `DomainError` without the permission or a note."""
+    if not (getattr(actor, "is_authenticated", False) and actor.has_perm(RERUN_PERMISSION)):
+        raise DomainError("Only a maintainer may accept a judgement that leaves items out.")
+    note = note.strip()
+    if not note:
+        raise DomainError("Say why the judgement is accepted without the failed items.")
+    with transaction.atomic():
+        locked = JudgeJob.objects.select_for_update().select_related("endpoint").get(pk=job.pk)
+        if locked.state != JobStatus.HELD:
+            raise InvalidTransition(
+                f"Only a judge job waiting for a maintainer can be accepted; this one is "
+                f"{locked.state.label.lower()}."
+            )
+        outcome = _judgement(locked)
+        excluded = {
+            name: counts["failed"] for name, counts in outcome.counts.items() if counts["failed"]
+        }
+        locked.outcome = {**outcome.to_dict(), "calls": locked.calls, "accepted_partial": True}
+        locked.save(update_fields=["outcome"])
+        over = "; ".join(
+            f"{name} over {counts['judged']:,} of {counts['items']:,} items"
+            for name, counts in outcome.counts.items()
+            if counts["failed"]
+        )
+        set_job_status(
+            locked,
+            JobStatus.DONE,
+            actor=actor,
+            message=f"Judged: {_summary(outcome)}. Accepted without the failed items: {over}.",
+            note=note,
+        )
+        audit.record(
+            "judging.job.partial_accepted",
+            actor=actor,
+            target=locked,
+            excluded=excluded,
+            note=note,
+        )
+        publish_judge_metrics(
+            locked.evaluation,
+            outcome,
+            actor=actor,
+            note=f"judge job {locked.pk}, accepted without {sum(excluded.values()):,} items",
+            accept_partial=True,
+        )
     return locked
 
 
@@ -224,6 +308,8 @@ def cancel_job(job: JudgeJob, *, actor: Any) -> JudgeJob:
         locked = JudgeJob.objects.select_for_update().get(pk=job.pk)
         if locked.state.is_terminal:
             return locked
+        # Claims go now, not when the worker notices: another job need not wait for them.
+        VerdictClaim.objects.filter(job=locked).delete()
         set_job_status(locked, JobStatus.CANCELLED, actor=actor, message="Cancelled.")
         evaluation = Evaluation.objects.select_for_update().get(pk=locked.evaluation_id)
         if evaluation.state == EvaluationStatus.JUDGING:

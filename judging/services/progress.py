@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from django.db.models import Count, Q, Sum
 from django.utils import timezone
 
-from ..client import Outcome
+from ..client import OutageState, Outcome
 from ..enums import ItemState, JobStatus
 from ..models import JudgeJob
 
@@ -42,7 +42,11 @@ def job_progress(job: JudgeJob) -> Progress:
     return Progress(**counts)
 
 
-def save_progress(job: JudgeJob, *, heartbeat: bool = True) -> Progress:
+def save_progress(
+    job: JudgeJob, *, heartbeat: bool = True, outage: OutageState | None = None
+) -> Progress:
+    """Refresh the job's counters from its items (and its heartbeat, and the endpoint's outage
+    state when given) while it runs."""
     progress = job_progress(job)
     job.items_done, job.items_failed = progress.done, progress.failed
     job.items_cached, job.calls = progress.cached, progress.calls
@@ -60,6 +64,10 @@ def save_progress(job: JudgeJob, *, heartbeat: bool = True) -> Progress:
     if heartbeat:
         job.heartbeat_at = timezone.now()
         fields.append("heartbeat_at")
+    if outage is not None:
+        job.unreachable_since, job.next_try_at = outage.since, outage.next_try_at
+        job.last_transient_error = outage.last_error
+        fields += ["unreachable_since", "next_try_at", "last_transient_error"]
     JudgeJob.objects.filter(pk=job.pk, status=JobStatus.RUNNING).update(
         **{name: getattr(job, name) for name in fields}
     )

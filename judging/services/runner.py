@@ -6,17 +6,33 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from django.db import transaction
 
 from benchmark.scoring.judge import Rubric
 
 from .. import lifecycle
-from ..client import ChatClient, EndpointError, Outcome, judge_many
+from ..client import (
+    ChatClient,
+    EndpointError,
+    EndpointUnreachable,
+    Outage,
+    OutageState,
+    Outcome,
+    judge_many,
+)
 from ..enums import ItemState, JobStatus
 from ..models import JudgeItem, JudgeJob, Verdict
-from .endpoints import BULK_BATCH, backoff, heartbeat_seconds
+from .claims import cached_verdicts, claim_keys, release_keys
+from .endpoints import (
+    BULK_BATCH,
+    backoff,
+    claim_poll_seconds,
+    heartbeat_seconds,
+    outage_limit_seconds,
+    outage_probe_seconds,
+)
 from .jobs import JUDGE_JOBS, _fail_job, enqueue_job, finish_job, set_job_status
 from .progress import Progress, forget_estimate, progress_estimate, save_progress
 
@@ -64,6 +80,54 @@ ITEM_FIELDS = (
 )
 
 
+def _take_cached(
+    job: JudgeJob,
+    hits: dict[str, int],
+    items: dict[str, JudgeItem],
+    duplicates: dict[str, list[JudgeItem]],
+    keys: dict[str, str],
+) -> None:
+    """Items (and their duplicates) whose prompt another job judged meanwhile take its verdict;
+    `hits` maps prompt hashes to verdict ids, `keys` hashes to the item keys sent for them."""
+    changed = []
+    for digest, verdict_id in hits.items():
+        key = keys[digest]
+        for target in (items[key], *duplicates.get(key, ())):
+            target.state, target.verdict_id, target.from_cache = ItemState.DONE, verdict_id, True
+            changed.append(target)
+    with transaction.atomic():
+        JudgeItem.objects.bulk_update(changed, ["state", "verdict", "from_cache"])
+        release_keys(job, hits)
+
+
+def _claimed(
+    job: JudgeJob,
+    pairs: list[tuple[str, str]],
+    items: dict[str, JudgeItem],
+    duplicates: dict[str, list[JudgeItem]],
+    deferred: list[tuple[str, str]],
+    chunk: int,
+) -> Iterator[tuple[str, str]]:
+    """The `(key, prompt)` pairs this job may send now, claimed `chunk` at a time just before
+    they go (so at most `chunk` claims wait unsent): a prompt the cache holds by now is taken
+    from it, one another live job holds goes to `deferred` (this job comes back to it)."""
+    for start in range(0, len(pairs), chunk):
+        batch = {
+            items[key].prompt_sha256: (key, prompt) for key, prompt in pairs[start : start + chunk]
+        }
+        held = claim_keys(job, list(batch))
+        hits = cached_verdicts(job, held) if held else {}
+        if hits:
+            _take_cached(job, hits, items, duplicates, {d: batch[d][0] for d in hits})
+        for digest, pair in batch.items():
+            if digest in hits:
+                continue
+            if digest in held:
+                yield pair
+            else:
+                deferred.append(pair)
+
+
 def _record(
     job: JudgeJob,
     outcomes: list[Outcome],
@@ -71,8 +135,9 @@ def _record(
     duplicates: dict[str, list[JudgeItem]],
 ) -> None:
     """Write a batch of outcomes in one transaction: the verdicts into the cache, each item (and
-    the job's other items with the same prompt) done or failed, with what it cost. `items` are
-    the job's pending items by key, loaded when the run started: only this worker writes them."""
+    the job's other items with the same prompt) done or failed, with what it cost, and the
+    job's claims on those prompts released. `items` are the job's pending items by key, loaded
+    when the run started: only this worker writes them."""
     changed: list[JudgeItem] = []
     verdicts = []
     for outcome in outcomes:
@@ -82,8 +147,12 @@ def _record(
         item.prompt_tokens += outcome.prompt_tokens
         item.completion_tokens += outcome.completion_tokens
         if outcome.scores is None:
+            # Only answers that were unusable every time fail an item; one cut short by the end
+            # of the run (after a refusal) stays pending.
+            done_trying = outcome.attempts >= job.endpoint.max_attempts
             for target in (item, *duplicates.get(outcome.key, ())):
-                target.state, target.last_error = ItemState.FAILED, outcome.error[:2000]
+                if done_trying:
+                    target.state, target.last_error = ItemState.FAILED, outcome.error[:2000]
                 changed.append(target)
             continue
         verdicts.append(
@@ -124,6 +193,7 @@ def _record(
                     duplicate.from_cache = True
                     changed.append(duplicate)
         JudgeItem.objects.bulk_update(changed, ITEM_FIELDS)
+        release_keys(job, {items[outcome.key].prompt_sha256 for outcome in outcomes})
 
 
 def run_job(
@@ -170,6 +240,12 @@ def run_job(
                         transaction.on_commit(lambda: enqueue_job(job.pk))
             return job
         return finish_job(job)
+    except EndpointUnreachable as error:
+        return _fail_job(
+            job,
+            f"{str(error).rstrip('.')}. Nothing was published: the caption metrics stay pending, and judging "
+            f"again pays only for what is not cached.",
+        )
     except EndpointError as error:
         return _fail_job(job, str(error))
     except Exception:
@@ -185,9 +261,20 @@ def _send(
     time_budget: float | None,
     on_progress: Callable[[Progress], None] | None,
 ) -> bool:
+    """Judge the job's distinct pending prompts until none is left (True) or the slice ends or
+    the job is cancelled (False). Prompts another job is judging are visited again in rounds
+    until their verdict is cached or their claim is free. The endpoint's outage state carries
+    over from the previous slice and is saved at every heartbeat."""
     rubric = Rubric.from_dict(job.rubric_settings, template=job.rubric_template)
     config = job.endpoint.config()
     client = ChatClient(config)
+    retry = backoff()
+    outage = Outage(
+        limit_seconds=outage_limit_seconds(),
+        base=retry.base,
+        cap=outage_probe_seconds(),
+        state=OutageState(job.unreachable_since, job.next_try_at, job.last_transient_error),
+    )
     deadline = None if time_budget is None else time.monotonic() + time_budget
     last_beat = time.monotonic()
     cancelled = False
@@ -198,7 +285,7 @@ def _send(
             return
         last_beat = time.monotonic()
         cancelled = not _still_running(job)
-        progress = save_progress(job)
+        progress = save_progress(job, outage=outage.state())
         if on_progress:
             on_progress(progress)
 
@@ -212,22 +299,40 @@ def _send(
                 estimate = progress_estimate(job, outcome)
             on_progress(estimate)
 
+    remaining = unique
     try:
-        return judge_many(
-            unique,
-            client=client,
-            rubric=rubric,
-            on_outcomes=on_outcomes,
-            concurrency=config.concurrency,
-            max_attempts=config.max_attempts,
-            batch=max(1, config.concurrency // 2),
-            backoff=backoff(),
-            should_stop=should_stop,
-            tick=tick,
-            tick_seconds=min(1.0, heartbeat_seconds()),
-        )
+        while True:
+            deferred: list[tuple[str, str]] = []
+            complete = judge_many(
+                _claimed(job, remaining, items, duplicates, deferred, config.concurrency),
+                client=client,
+                rubric=rubric,
+                on_outcomes=on_outcomes,
+                concurrency=config.concurrency,
+                max_attempts=config.max_attempts,
+                batch=max(1, config.concurrency // 2),
+                backoff=retry,
+                outage=outage,
+                should_stop=should_stop,
+                tick=tick,
+                tick_seconds=min(1.0, heartbeat_seconds()),
+            )
+            if not complete:
+                return False
+            if not deferred:
+                return True
+            # Another job is judging these: wait a moment (beating), then look again.
+            remaining = deferred
+            pause_until = time.monotonic() + claim_poll_seconds()
+            while time.monotonic() < pause_until and not should_stop():
+                time.sleep(0.05)
+                tick()
+            if should_stop():
+                return False
     finally:
+        release_keys(job)
         client.close()
+        save_progress(job, heartbeat=False, outage=outage.state())
 
 
 def _still_running(job: JudgeJob) -> bool:
