@@ -11,7 +11,12 @@ in its own process as a real endpoint would be) on loopback as the active endpoi
 `judging.services.run_job` the worker calls, and prints calls, wall time and items/s; then it
 reruns the judge on the finished run, which must make 0 calls (every verdict is cached).
 
+With --database-url it then runs two jobs over the same new captions at once, in two threads
+with their own connections as two workers would (issue 10, point 4), and prints the calls made
+against the distinct prompts.
+
 Target (issue 4): 2,000 items with 200 ms latency in <= 15 s wall; a rerun makes 0 calls.
+Target (issue 10): two concurrent jobs make at most prompts + concurrency calls.
 """
 
 from __future__ import annotations
@@ -155,9 +160,75 @@ def main() -> None:
                 f"rerun:     {rerun.items_total} items, {rerun.calls} calls, status "
                 f"{rerun.status}, wall {wall:.2f} s, {rerun.items_cached} from the cache"
             )
+
+            if args.database_url:
+                concurrent_jobs(benchmark, args)
+            else:
+                print("two jobs: skipped (two workers at once need --database-url, PostgreSQL)")
         finally:
             server.terminate()
             server.wait()
+
+
+def concurrent_jobs(benchmark, args) -> None:
+    """Two jobs over the same (new, uncached) captions, each in its own thread and database
+    connection as two workers would run them: calls made against distinct prompts."""
+    import threading
+
+    from django.db import connection
+
+    from judging import services
+    from submissions.services import SubmissionDetails, create_submission, score_evaluation
+    from tests.accounts.factories import UserFactory
+
+    rows = [
+        {
+            "id": f"clip{n:05d}&&0&&300&&1.0",
+            "qa_type": "video_summary_gpt",
+            "prediction": f"Step {n}: both workers see the surgeon clip the duct.",
+        }
+        for n in range(args.items)
+    ]
+    jobs = []
+    for name in ("bench-twin-a", "bench-twin-b"):
+        submission = create_submission(
+            benchmark,
+            owner=UserFactory(),
+            details=SubmissionDetails(model_name=name),
+            predictions=json.dumps(rows).encode(),
+        )
+        evaluation = score_evaluation(submission.evaluations.get())
+        jobs.append(services.start_judge(evaluation, enqueue=False))
+
+    def work(job_id: int) -> None:
+        try:
+            services.run_job(job_id)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=work, args=(job.pk,)) for job in jobs]
+    started = time.perf_counter()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    wall = time.perf_counter() - started
+    for job in jobs:
+        job.refresh_from_db()
+        job.evaluation.refresh_from_db()
+    prompts = jobs[0].items.values("prompt_sha256").distinct().count()
+    calls = sum(job.calls for job in jobs)
+    same = all(
+        jobs[0].evaluation.metrics[name] == jobs[1].evaluation.metrics[name]
+        for name in ("DVC_llm", "VS_llm", "RC_llm")
+    )
+    print(
+        f"two jobs:  {prompts} distinct prompts each, run at once: {calls} calls in all "
+        f"({calls - prompts} duplicates, bound {args.concurrency}; "
+        f"{' + '.join(str(job.calls) for job in jobs)}), statuses "
+        f"{', '.join(job.status for job in jobs)}, wall {wall:.2f} s, "
+        f"published values identical: {same}"
+    )
 
 
 def free_port() -> int:
