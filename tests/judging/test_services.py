@@ -213,8 +213,8 @@ def test_an_item_failing_every_attempt_holds_the_job_and_publishes_nothing(score
     assert services.run_job(job.pk) is None  # a held job is not picked up again
 
 
-def test_a_maintainer_accepts_a_held_judgement_and_the_result_says_what_it_excludes(
-    scored_run, standin, django_capture_on_commit_callbacks
+def test_a_maintainer_accepts_a_held_judgement_and_the_board_says_what_it_excludes(
+    scored_run, standin, django_capture_on_commit_callbacks, client
 ):
     from core.models import AuditEvent
     from submissions.models import BoardEntry
@@ -238,6 +238,11 @@ def test_a_maintainer_accepts_a_held_judgement_and_the_result_says_what_it_exclu
     assert scored_run.metrics["DVC_llm"] == expected["DVC_llm"]
     entry = BoardEntry.objects.get(submission=scored_run.submission)
     assert entry.values["RC_llm"] == scored_run.metrics["RC_llm"]
+    assert entry.judged_over == {"RC_llm": {"judged": 1, "items": 2}}
+    board = client.get("/b/medvidbench/community/").content.decode()
+    rc_llm = f"{scored_run.metrics['RC_llm']:.3f}"
+    assert f'{rc_llm} <small class="judged-over">over 1 of 2 items</small></td>' in board
+    assert board.count('class="judged-over"') == 1  # VS_llm and DVC_llm are over every item
     event = AuditEvent.objects.get(action="judging.job.partial_accepted")
     assert (event.actor, event.data["excluded"], event.data["note"]) == (
         maintainer,
