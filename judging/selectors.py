@@ -123,7 +123,8 @@ def job_progress_view(job: JudgeJob) -> JobProgress:
         model=job.model,
         created_at=job.created_at,
         started_at=job.started_at,
-        unreachable_since=job.unreachable_since if job.status == JobStatus.RUNNING else None,
+        # Between two time slices (queued) an outage the last slice saw still holds.
+        unreachable_since=job.unreachable_since if job.status in ACTIVE_JOB_STATES else None,
         next_try_at=job.next_try_at,
         last_transient_error=job.last_transient_error,
     )

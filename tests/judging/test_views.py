@@ -177,6 +177,21 @@ def test_an_unreachable_judge_is_said_with_its_next_try_and_no_failure(owner_cli
     assert '<span class="judge-count">0 of 11,822 judged, 0 failed</span>' in content
 
 
+def test_a_job_queued_between_slices_still_says_the_judge_is_unreachable(owner_client, scored_run):
+    job = services.start_judge(scored_run, enqueue=False)
+    set_progress(
+        job,
+        items_total=10,
+        unreachable_since=datetime(2026, 12, 1, 10, 42, tzinfo=UTC),
+        next_try_at=services.timezone.now() - timedelta(seconds=3),
+    )
+
+    content = panel(owner_client, scored_run.submission)
+
+    assert "Judge unreachable since 10:42 UTC, retrying (next try in 0 s)." in content
+    assert "waiting for a worker" in content
+
+
 def test_a_reachable_judge_says_nothing_about_outages(owner_client, scored_run):
     job = services.start_judge(scored_run, enqueue=False)
     set_progress(job, status=JobStatus.RUNNING, items_total=10)
