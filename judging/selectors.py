@@ -14,6 +14,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
+from django.urls import reverse
 from django.utils import timezone
 
 from benchmark.scoring.tasks import JUDGE_METRICS
@@ -168,6 +169,8 @@ class JudgePanel:
     can_rerun: bool = False
     can_cancel: bool = False
     polling: bool = False
+    # A held job's admin page, where a maintainer accepts or cancels it ("" for anyone else).
+    decide_url: str = ""
 
     @property
     def shown(self) -> bool:
@@ -206,6 +209,9 @@ def judge_panel(evaluation: Evaluation | None, viewer: Any) -> JudgePanel | None
             message=latest.message,
             progress=job_progress_view(latest),
             polling=True,
+            decide_url=(
+                reverse("admin:judging_judgejob_change", args=[latest.pk]) if maintainer else ""
+            ),
         )
     if state == EvaluationStatus.JUDGING:
         # A run being judged whose job is not active yet (or any more): keep watching.

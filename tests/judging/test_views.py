@@ -218,6 +218,12 @@ def test_a_held_job_waits_for_a_maintainer_with_the_metrics_pending(owner_client
     assert "2,460 of 2,472 judged, 12 failed. The caption metrics stay pending meanwhile." in (
         content
     )
+    assert "Decide on this job in the admin" not in content  # the submitter cannot
+
+    client = owner_client
+    client.force_login(maintainer())
+    content = panel(client, scored_run.submission)
+    assert f'<a href="/admin/judging/judgejob/{job.pk}/change/">Decide on this job' in content
 
 
 def test_polling_the_panel_reads_the_job_counters_not_its_items(
