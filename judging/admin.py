@@ -17,16 +17,17 @@ from django.db import transaction
 from django.db.models import QuerySet
 from django.forms import ModelForm
 from django.http import HttpRequest
+from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
 from core import audit
 from core.exceptions import DomainError
 
-from .enums import ACTIVE_JOB_STATES, ItemState
+from .enums import ACTIVE_JOB_STATES, ItemState, JobStatus
 from .models import JudgeEndpoint, JudgeJob, Verdict
 from .selectors import RERUN_PERMISSION
-from .services import cancel_job, configure_endpoint, rerun_judge
+from .services import accept_partial_judgement, cancel_job, configure_endpoint, rerun_judge
 
 FAILED_ITEMS_SHOWN = 50
 
@@ -179,6 +180,9 @@ class JudgeJobAdmin(admin.ModelAdmin):
         "requested_by",
         "status",
         "message",
+        "unreachable_since",
+        "next_try_at",
+        "last_transient_error",
         "progress",
         "items_total",
         "items_done",
@@ -200,7 +204,7 @@ class JudgeJobAdmin(admin.ModelAdmin):
         "failed_items",
     ]
     readonly_fields = fields
-    actions = ["rerun", "cancel"]
+    actions = ["rerun", "cancel", "accept_partial"]
 
     @admin.display(description="Run", ordering="evaluation")
     def evaluation_link(self, job: JudgeJob) -> str:
@@ -272,7 +276,7 @@ class JudgeJobAdmin(admin.ModelAdmin):
     def cancel(self, request: HttpRequest, queryset: QuerySet[JudgeJob]) -> None:
         cancelled, refused = [], []
         for job in queryset:
-            if job.status not in ACTIVE_JOB_STATES:
+            if job.status not in {*ACTIVE_JOB_STATES, JobStatus.HELD}:
                 refused.append(f"job {job.pk} is already {job.get_status_display().lower()}")
                 continue
             try:
@@ -282,6 +286,38 @@ class JudgeJobAdmin(admin.ModelAdmin):
             else:
                 cancelled.append(str(job.pk))
         self._report(request, "Cancelled judge job(s): {}.", cancelled, refused)
+
+    @admin.action(
+        description="Accept the judgement without its failed items", permissions=["rerun"]
+    )
+    def accept_partial(
+        self, request: HttpRequest, queryset: QuerySet[JudgeJob]
+    ) -> TemplateResponse | None:
+        """Publish held jobs' metrics without the items that got no usable verdict
+        (`accept_partial_judgement`); a first step asks for the note that says why."""
+        note = request.POST.get("note", "")
+        if "apply" not in request.POST:
+            return TemplateResponse(
+                request,
+                "admin/judging/judgejob/accept_partial.html",
+                {
+                    **self.admin_site.each_context(request),
+                    "title": "Accept the judgement without its failed items",
+                    "jobs": queryset,
+                    "action_checkbox_name": admin.helpers.ACTION_CHECKBOX_NAME,
+                    "opts": self.model._meta,
+                },
+            )
+        accepted, refused = [], []
+        for job in queryset:
+            try:
+                accept_partial_judgement(job, actor=request.user, note=note)
+            except DomainError as error:
+                refused.append(f"job {job.pk}: {error}")
+            else:
+                accepted.append(str(job.pk))
+        self._report(request, "Accepted and published judge job(s): {}.", accepted, refused)
+        return None
 
     def _report(
         self, request: HttpRequest, success: str, done: list[str], refused: list[str]

@@ -2,9 +2,11 @@
 concurrency, retries and backoff. No Django here: the `score` command judges files with it, and
 `judging.services` drives it for stored jobs.
 
-The openai client's own retries are switched off (`max_retries=0`): one attempt budget per item
-covers both transport failures (429, 5xx, timeouts, dropped connections) and answers that do not
-hold a valid verdict, which the library cannot recognise, and every attempt is counted.
+The openai client's own retries are switched off (`max_retries=0`): transport failures (429, 5xx,
+timeouts, refused or dropped connections) say the endpoint is unreachable for now, not that an
+item is bad, so they cost no attempt: an `Outage` shared by the run holds every call back and
+probes with growing waits until the endpoint answers again (or a time limit passes). Only
+answers count as attempts, and only an item whose every answer was unusable fails.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import openai
@@ -22,6 +25,10 @@ import openai
 from benchmark.scoring.judge import Rubric, VerdictError
 
 MAX_BACKOFF_SECONDS = 60.0
+# How long an endpoint may stay unreachable before a run gives up (PODIUM_JUDGE_OUTAGE_LIMIT_SECONDS
+# for stored jobs); the longest wait between two probes during an outage.
+DEFAULT_OUTAGE_LIMIT_SECONDS = 1800.0
+OUTAGE_PROBE_CAP_SECONDS = 30.0
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429})
 
 
@@ -169,6 +176,202 @@ class Backoff:
         return random.uniform(0, min(self.cap, self.base * 2 ** (attempt - 1)))
 
 
+class EndpointUnreachable(EndpointError):
+    """The endpoint stayed unreachable (only transient failures) for longer than the outage
+    limit: the run stops with this message, and what it had not judged stays pending."""
+
+
+class UnusableReply(Exception):
+    """The endpoint answered, but not with something the caller can use (a verdict without a
+    valid score, a reply without text): a failed attempt."""
+
+
+@dataclass(frozen=True, slots=True)
+class OutageState:
+    """An outage as it is persisted between time slices: since when the endpoint has only failed
+    transiently, when the next probe goes, the last transient error. `since` None: reachable."""
+
+    since: datetime | None = None
+    next_try_at: datetime | None = None
+    last_error: str = ""
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} min"
+
+
+class Outage:
+    """The endpoint's reachability, shared by every worker thread of one run.
+
+    A transient failure (connection refused or dropped, timeout, 429, 5xx) says the endpoint is
+    unreachable, not that the item is bad: no attempt is charged for it. From the first one
+    until the next success the run backs off as a whole: no new call starts except one probe at
+    a time, each after a wait as long as the outage has lasted so far (at least `base`, at most
+    `cap` seconds, or the server's Retry-After), so probes come at roughly base, 2 base, 4 base
+    ... seconds into the outage. Any answer ends the outage. Once it has lasted `limit_seconds`,
+    `acquire` raises `EndpointUnreachable`. `state` resumes an outage a previous time slice
+    persisted (then its clock and next probe carry on)."""
+
+    def __init__(
+        self,
+        *,
+        limit_seconds: float,
+        base: float = 1.0,
+        cap: float = 30.0,
+        state: OutageState | None = None,
+        endpoint_name: str = "judge endpoint",
+    ) -> None:
+        self.limit_seconds = limit_seconds
+        self.base = base
+        self.cap = cap
+        self.endpoint_name = endpoint_name
+        state = state or OutageState()
+        self._since = state.since
+        self._next_try = state.next_try_at or state.since
+        self._last_error = state.last_error
+        self._probing = False
+        self._condition = threading.Condition()
+
+    def state(self) -> OutageState:
+        with self._condition:
+            if self._since is None:
+                return OutageState()
+            return OutageState(self._since, self._next_try, self._last_error)
+
+    def acquire(self, stop: threading.Event) -> bool | None:
+        """Wait until a call may start: False when the endpoint is reachable, True when this
+        call is the probe, None when `stop` was set meanwhile."""
+        with self._condition:
+            while True:
+                if stop.is_set():
+                    return None
+                if self._since is None:
+                    return False
+                now = _now()
+                down_for = (now - self._since).total_seconds()
+                if down_for >= self.limit_seconds:
+                    raise EndpointUnreachable(self._limit_message(down_for))
+                if not self._probing and self._next_try is not None and now >= self._next_try:
+                    self._probing = True
+                    return True
+                wait = self.limit_seconds - down_for
+                if not self._probing and self._next_try is not None:
+                    wait = min(wait, (self._next_try - now).total_seconds())
+                # Short waits: a set `stop` is noticed quickly (Event and Condition do not mix).
+                self._condition.wait(timeout=max(0.001, min(wait, 0.2)))
+
+    def answered(self, probe: bool) -> None:
+        """The endpoint answered (whatever the answer): the outage, if any, is over."""
+        with self._condition:
+            if probe:
+                self._probing = False
+            if self._since is not None:
+                self._since = self._next_try = None
+                self._last_error = ""
+                self._condition.notify_all()
+
+    def failed(self, error: TransientError, probe: bool) -> None:
+        """A transient failure: the outage starts (or goes on) and the next probe is set."""
+        with self._condition:
+            now = _now()
+            self._last_error = str(error)[:500]
+            if self._since is None:
+                self._since = now
+                self._next_try = now + timedelta(seconds=self._delay(0.0, error.retry_after))
+            elif probe:
+                down_for = (now - self._since).total_seconds()
+                self._next_try = now + timedelta(seconds=self._delay(down_for, error.retry_after))
+            if probe:
+                self._probing = False
+            self._condition.notify_all()
+
+    def released(self, probe: bool) -> None:
+        """The call ended otherwise (a refusal that stops the run): let another probe go."""
+        if probe:
+            with self._condition:
+                self._probing = False
+                self._condition.notify_all()
+
+    def _delay(self, down_for: float, retry_after: float | None) -> float:
+        if retry_after is not None:
+            return retry_after
+        return min(self.cap, max(self.base, down_for))
+
+    def _limit_message(self, down_for: float) -> str:
+        assert self._since is not None
+        return (
+            f"The {self.endpoint_name} was unreachable from {self._since:%Y-%m-%d %H:%M} UTC for "
+            f"{_duration(down_for)} (the limit is {_duration(self.limit_seconds)}): "
+            f"{self._last_error or 'no answer'}"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Asked[T]:
+    """What one question came to: the usable value (None once every attempt failed or the run
+    stopped), the reply that held it, attempts charged (answered calls only), HTTP calls made,
+    tokens over all of them, the last error."""
+
+    value: T | None
+    reply: Reply | None
+    attempts: int
+    calls: int
+    prompt_tokens: int
+    completion_tokens: int
+    error: str
+
+
+def ask_until_usable[T](
+    call: Callable[[], Reply],
+    interpret: Callable[[Reply], T],
+    *,
+    max_attempts: int,
+    backoff: Backoff,
+    outage: Outage,
+    stop: threading.Event | None = None,
+) -> Asked[T]:
+    """Call until `interpret(reply)` returns a value (it raises `UnusableReply` for a reply it
+    cannot use) or `max_attempts` answered calls were unusable. Transient failures are not
+    attempts: they go to `outage`, which holds every call back while the endpoint is down (and
+    raises `EndpointUnreachable` once it has been down too long). An unusable reply waits
+    `backoff` before the next attempt. `EndpointError` propagates. The judge (`judge_one`) and
+    the re-run (`verifying.runner.answer_one`) both ask through this."""
+    stop = stop or threading.Event()
+    attempts = calls = prompt_tokens = completion_tokens = 0
+    error = ""
+    while attempts < max_attempts:
+        probe = outage.acquire(stop)
+        if probe is None:
+            break
+        try:
+            calls += 1
+            reply = call()
+        except TransientError as failure:
+            outage.failed(failure, probe)
+            error = str(failure)
+            continue
+        except BaseException:
+            outage.released(probe)
+            raise
+        outage.answered(probe)
+        attempts += 1
+        prompt_tokens += reply.prompt_tokens
+        completion_tokens += reply.completion_tokens
+        try:
+            value = interpret(reply)
+        except UnusableReply as failure:
+            error = str(failure)
+        else:
+            return Asked(value, reply, attempts, calls, prompt_tokens, completion_tokens, "")
+        if attempts < max_attempts and stop.wait(backoff.delay(attempts)):
+            break
+    return Asked(None, None, attempts, calls, prompt_tokens, completion_tokens, error)
+
+
 def judge_one(
     key: str,
     prompt: str,
@@ -177,46 +380,39 @@ def judge_one(
     rubric: Rubric,
     max_attempts: int,
     backoff: Backoff,
+    outage: Outage,
     stop: threading.Event | None = None,
 ) -> Outcome:
-    """Ask until the answer holds a valid verdict or the attempts run out. `EndpointError`
-    propagates (no retry fixes it)."""
-    calls = prompt_tokens = completion_tokens = 0
-    error = ""
-    for attempt in range(1, max_attempts + 1):
-        retry_after = None
+    """Ask until the answer holds a valid verdict (`ask_until_usable`)."""
+
+    def interpret(reply: Reply) -> dict[str, int]:
         try:
-            calls += 1
-            reply = client.complete(prompt)
-        except TransientError as failure:
-            error, retry_after = str(failure), failure.retry_after
-        else:
-            prompt_tokens += reply.prompt_tokens
-            completion_tokens += reply.completion_tokens
-            try:
-                scores = rubric.parse(reply.text)
-            except VerdictError as failure:
-                error = f"unreadable verdict ({failure}): {(reply.text or '')[:200]!r}"
-            else:
-                return Outcome(
-                    key,
-                    scores,
-                    reply.text or "",
-                    attempt,
-                    calls,
-                    prompt_tokens,
-                    completion_tokens,
-                    reply.latency_ms,
-                    "",
-                )
-        if attempt < max_attempts:
-            delay = backoff.delay(attempt, retry_after)
-            if stop is not None:
-                if stop.wait(delay):
-                    break
-            else:
-                time.sleep(delay)
-    return Outcome(key, None, "", calls, calls, prompt_tokens, completion_tokens, 0, error)
+            return rubric.parse(reply.text)
+        except VerdictError as failure:
+            raise UnusableReply(
+                f"unreadable verdict ({failure}): {(reply.text or '')[:200]!r}"
+            ) from None
+
+    asked = ask_until_usable(
+        lambda: client.complete(prompt),
+        interpret,
+        max_attempts=max_attempts,
+        backoff=backoff,
+        outage=outage,
+        stop=stop,
+    )
+    reply = asked.reply
+    return Outcome(
+        key,
+        asked.value,
+        (reply.text or "") if reply is not None else "",
+        asked.attempts,
+        asked.calls,
+        asked.prompt_tokens,
+        asked.completion_tokens,
+        reply.latency_ms if reply is not None else 0,
+        asked.error,
+    )
 
 
 def run_bounded[K, P, R](
@@ -285,8 +481,8 @@ def run_bounded[K, P, R](
                     fatal = fatal or error
                     stop.set()
                     continue
-                if stop.is_set() and unfinished(result) and fatal is None:
-                    continue  # cut short by a stop, not failed: it stays pending
+                if stop.is_set() and unfinished(result):
+                    continue  # cut short by a stop (or a fatal error), not failed: it stays pending
                 if not finished:
                     oldest = time.monotonic()
                 finished.append(result)
@@ -313,14 +509,17 @@ def judge_many(
     batch: int = 1,
     batch_seconds: float = 0.1,
     backoff: Backoff | None = None,
+    outage: Outage | None = None,
     should_stop: Callable[[], bool] = lambda: False,
     tick: Callable[[], None] = lambda: None,
     tick_seconds: float = 1.0,
 ) -> bool:
     """Judge `(key, prompt)` pairs through `run_bounded` (its contract: bounded concurrency,
     batches handed to `on_outcomes` in the calling thread, at most `concurrency` calls repeated
-    after a crash, `EndpointError` raised once the items in flight finish)."""
+    after a crash, `EndpointError` raised once the items in flight finish). One `outage` is
+    shared by all items (a fresh one with the default limit when none is given)."""
     backoff = backoff or Backoff()
+    outage = outage or Outage(limit_seconds=DEFAULT_OUTAGE_LIMIT_SECONDS, base=backoff.base)
 
     def work(key: str, prompt: str, stop: threading.Event) -> Outcome:
         return judge_one(
@@ -330,6 +529,7 @@ def judge_many(
             rubric=rubric,
             max_attempts=max_attempts,
             backoff=backoff,
+            outage=outage,
             stop=stop,
         )
 
@@ -337,7 +537,7 @@ def judge_many(
         pending,
         work,
         on_results=on_outcomes,
-        unfinished=lambda outcome: outcome.scores is None,
+        unfinished=lambda outcome: outcome.scores is None and outcome.attempts < max_attempts,
         concurrency=concurrency,
         batch=batch,
         batch_seconds=batch_seconds,

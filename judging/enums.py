@@ -8,13 +8,17 @@ from django.db import models
 
 class JobStatus(models.TextChoices):
     """queued -> running -> done; running -> queued when a stalled worker's job is handed out
-    again (or a worker's time slice ends); failed or cancelled end a job."""
+    again (or a worker's time slice ends); failed or cancelled end a job. A judge job whose
+    every item was tried but some got no usable verdict is held (running -> held): nothing is
+    published until a maintainer accepts the judgement without them (held -> done) or stops it
+    (held -> cancelled). Re-runs share these states and never hold."""
 
     QUEUED = "queued", "Queued"
     RUNNING = "running", "Running"
     DONE = "done", "Done"
     FAILED = "failed", "Failed"
     CANCELLED = "cancelled", "Cancelled"
+    HELD = "held", "Waiting for a maintainer"
 
     @property
     def allowed_next(self) -> frozenset[JobStatus]:
@@ -28,7 +32,8 @@ class JobStatus(models.TextChoices):
 J = JobStatus
 JOB_TRANSITIONS: dict[JobStatus, frozenset[JobStatus]] = {
     J.QUEUED: frozenset({J.RUNNING, J.FAILED, J.CANCELLED}),
-    J.RUNNING: frozenset({J.QUEUED, J.DONE, J.FAILED, J.CANCELLED}),
+    J.RUNNING: frozenset({J.QUEUED, J.DONE, J.FAILED, J.CANCELLED, J.HELD}),
+    J.HELD: frozenset({J.DONE, J.FAILED, J.CANCELLED}),
     J.DONE: frozenset(),
     J.FAILED: frozenset(),
     J.CANCELLED: frozenset(),
@@ -39,4 +44,4 @@ ACTIVE_JOB_STATES = frozenset({J.QUEUED, J.RUNNING})
 class ItemState(models.TextChoices):
     PENDING = "pending", "Pending"
     DONE = "done", "Judged"
-    FAILED = "failed", "Failed after every attempt"
+    FAILED = "failed", "No usable answer after every attempt"

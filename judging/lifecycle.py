@@ -89,7 +89,7 @@ def claim(kind: JobKind, job_id: int) -> Any | None:
         job = kind.model.objects.select_for_update().select_related(*kind.select_related)
         job = job.get(pk=job_id)
         state = JobStatus(job.status)
-        if state.is_terminal:
+        if state not in (JobStatus.QUEUED, JobStatus.RUNNING):  # finished, or held for a person
             return None
         if state == JobStatus.RUNNING:
             fresh = job.heartbeat_at and timezone.now() - job.heartbeat_at < kind.stale_after()

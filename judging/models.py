@@ -215,6 +215,11 @@ class JudgeJob(models.Model):
     completion_tokens = models.PositiveBigIntegerField(default=0)
     cost = models.DecimalField(max_digits=12, decimal_places=4, null=True, blank=True)
     outcome = models.JSONField(default=dict, blank=True)
+    # The endpoint's outage, written by the runner at each heartbeat (None: reachable): since
+    # when every call failed transiently, when the next probe goes, the last transient error.
+    unreachable_since = models.DateTimeField(null=True, blank=True)
+    next_try_at = models.DateTimeField(null=True, blank=True)
+    last_transient_error = models.TextField(blank=True)
 
     runs = models.PositiveSmallIntegerField(default=0, help_text="Times a worker picked it up.")
     worker = models.CharField(max_length=100, blank=True)
@@ -290,3 +295,27 @@ class JudgeItem(models.Model):
 
     def __str__(self) -> str:
         return f"{self.key}: {self.state}"
+
+
+class VerdictClaim(models.Model):
+    """A verdict cache key (model, rubric version, prompt) a job is judging right now, so that a
+    concurrent job waits for the verdict instead of paying for the same prompt. Created just
+    before the call (insert-or-skip on the unique key), deleted when the verdict is written or
+    the job's time slice ends; a claim whose job stopped beating (`JudgeJob.heartbeat_at`) has
+    expired and may be taken over."""
+
+    model = models.CharField(max_length=100)
+    rubric_version = models.CharField(max_length=32)
+    prompt_sha256 = models.CharField(max_length=64)
+    job = models.ForeignKey(JudgeJob, on_delete=models.CASCADE, related_name="claims")
+    claimed_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["model", "rubric_version", "prompt_sha256"], name="verdictclaim_cache_key"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.prompt_sha256[:12]} claimed by judge job {self.job_id}"

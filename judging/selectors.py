@@ -8,10 +8,14 @@ page polled every two seconds costs a handful of queries, never a count over the
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 from typing import Any
+
+from django.urls import reverse
+from django.utils import timezone
 
 from benchmark.scoring.tasks import JUDGE_METRICS
 from submissions.enums import STATES_WITH_SCORES, EvaluationStatus
@@ -77,6 +81,17 @@ class JobProgress:
     model: str
     created_at: datetime
     started_at: datetime | None
+    # The endpoint's outage as the runner last saved it (None: reachable).
+    unreachable_since: datetime | None = None
+    next_try_at: datetime | None = None
+    last_transient_error: str = ""
+
+    @property
+    def next_try_in(self) -> int | None:
+        """Whole seconds until the next probe (0 when it is due), or None when reachable."""
+        if self.unreachable_since is None or self.next_try_at is None:
+            return None
+        return max(0, math.ceil((self.next_try_at - timezone.now()).total_seconds()))
 
     @property
     def finished(self) -> int:
@@ -109,6 +124,10 @@ def job_progress_view(job: JudgeJob) -> JobProgress:
         model=job.model,
         created_at=job.created_at,
         started_at=job.started_at,
+        # Between two time slices (queued) an outage the last slice saw still holds.
+        unreachable_since=job.unreachable_since if job.status in ACTIVE_JOB_STATES else None,
+        next_try_at=job.next_try_at,
+        last_transient_error=job.last_transient_error,
     )
 
 
@@ -132,7 +151,9 @@ class JudgePanel:
     - "unavailable": the run waits for the judge but it cannot run (`reason` says why);
     - "can_start": the run waits for the judge and the viewer may start it;
     - "waiting": the run waits for the judge and the viewer may not start it;
-    - "running": a job is queued or running (`progress`);
+    - "running": a job is queued or running (`progress`; an unreachable judge is said there);
+    - "held": the judge tried every item but some got no usable verdict; nothing is published
+      until a maintainer accepts the judgement without them or cancels it (`message`);
     - "failed": the latest job failed (`message`); the run waits again;
     - "done": the run is complete (`progress` and `counts` of the job that completed it).
     """
@@ -148,6 +169,8 @@ class JudgePanel:
     can_rerun: bool = False
     can_cancel: bool = False
     polling: bool = False
+    # A held job's admin page, where a maintainer accepts or cancels it ("" for anyone else).
+    decide_url: str = ""
 
     @property
     def shown(self) -> bool:
@@ -178,6 +201,17 @@ def judge_panel(evaluation: Evaluation | None, viewer: Any) -> JudgePanel | None
             progress=job_progress_view(latest),
             can_cancel=can_cancel_job(viewer, latest, submission),
             polling=True,
+        )
+    if latest is not None and latest.status == JobStatus.HELD:
+        return JudgePanel(
+            "held",
+            submission.pk,
+            message=latest.message,
+            progress=job_progress_view(latest),
+            polling=True,
+            decide_url=(
+                reverse("admin:judging_judgejob_change", args=[latest.pk]) if maintainer else ""
+            ),
         )
     if state == EvaluationStatus.JUDGING:
         # A run being judged whose job is not active yet (or any more): keep watching.

@@ -133,11 +133,13 @@ class StandinJudge:
         return self
 
     def stop(self) -> None:
-        """Stop serving and close the listening socket (requests still sleeping are abandoned)."""
+        """Stop serving: close the listening socket and cut open connections (requests still
+        sleeping are abandoned). `start()` may serve again on the same port."""
         if self._server is None:
             return
         self._server.shutdown()
         self._server.server_close()
+        self._server.close_connections()
         if self._thread is not None:
             self._thread.join()
         self._server = None
@@ -222,6 +224,30 @@ class _Server(ThreadingHTTPServer):
     # Clients run 50+ concurrent connections; the default backlog of 5 would refuse some.
     request_queue_size = 128
     judge: StandinJudge
+
+    def server_activate(self) -> None:
+        super().server_activate()
+        self._open: set[socket.socket] = set()
+        self._open_lock = threading.Lock()
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        with self._open_lock:
+            self._open.add(request)
+        super().process_request(request, client_address)
+
+    def shutdown_request(self, request: Any) -> None:
+        with self._open_lock:
+            self._open.discard(request)
+        super().shutdown_request(request)
+
+    def close_connections(self) -> None:
+        """Cut every kept-alive connection, so a stopped judge is down for its clients too
+        (their pooled connections would otherwise still be served)."""
+        with self._open_lock:
+            connections = list(self._open)
+        for connection in connections:
+            with contextlib.suppress(OSError):
+                connection.shutdown(socket.SHUT_RDWR)
 
 
 class _BadRequest(Exception):

@@ -13,6 +13,7 @@ from django.utils import timezone
 from benchmark.enums import RankingScope
 from benchmark.models import Benchmark
 from benchmark.scoring.ranking import Entry, MetricSpec, RankedEntry, RankingPolicy, rank_entries
+from benchmark.scoring.tasks import JUDGE_METRICS
 
 from .enums import STATES_JUDGE_PENDING, BoardKind
 from .models import BoardEntry, Evaluation
@@ -72,6 +73,19 @@ def recompute_board(benchmark: Benchmark) -> list[BoardEntry]:
     return rows
 
 
+def _judged_over(run: Evaluation) -> dict[str, dict[str, int]]:
+    """The judge metrics the run publishes over a subset of their items (accepted by a
+    maintainer: `judging.services.accept_partial_judgement`)."""
+    counts = (run.result or {}).get("counts") or {}
+    return {
+        name: {"judged": counts[name]["scored"], "items": counts[name]["total"]}
+        for name in JUDGE_METRICS
+        if name in counts
+        and run.metrics.get(name) is not None
+        and counts[name].get("scored", 0) < counts[name].get("total", 0)
+    }
+
+
 def _board_entry(
     benchmark: Benchmark,
     run: Evaluation,
@@ -92,6 +106,7 @@ def _board_entry(
         values=run.metrics,
         highlights=highlights.get(submission.pk, {}),
         judge_pending=run.state in STATES_JUDGE_PENDING,
+        judged_over=_judged_over(run),
         listed_at=submission.published_at
         or (submission.verified_at if submission.is_verified else None)
         or run.scored_at

@@ -38,10 +38,27 @@ def notify_scored(evaluation_id: int) -> None:
 
 
 def publish_judge_metrics(
-    evaluation: Evaluation, outcome: JudgeOutcome, *, actor: Any = None, note: str = ""
+    evaluation: Evaluation,
+    outcome: JudgeOutcome,
+    *,
+    actor: Any = None,
+    note: str = "",
+    accept_partial: bool = False,
 ) -> Evaluation:
     """Store the judge's three metrics (full precision) on a run in `judging` and complete it;
-    the board follows on commit. Refuses a run in any other state (`InvalidTransition`)."""
+    the board follows on commit. Refuses a run in any other state, and an outcome that leaves
+    items out unless a maintainer accepted that (`accept_partial`; the result's `counts` then say how many items
+    each metric is over, `scored` of `total`): `InvalidTransition`."""
+    excluded = {
+        name: counts["failed"] for name, counts in outcome.counts.items() if counts.get("failed")
+    }
+    if excluded and not accept_partial:
+        raise InvalidTransition(
+            "Judge metrics are never published over a subset of their items unless a "
+            "maintainer accepts it: "
+            + ", ".join(f"{name} lacks {count:,}" for name, count in excluded.items())
+            + "."
+        )
     with transaction.atomic():
         evaluation = Evaluation.objects.select_for_update().get(pk=evaluation.pk)
         if evaluation.state != EvaluationStatus.JUDGING:

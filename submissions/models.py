@@ -232,6 +232,9 @@ class BoardEntry(models.Model):
     highlights = models.JSONField(default=dict)
     # The run has its automatic metrics but the LLM judge has not finished (spec 5).
     judge_pending = models.BooleanField(default=False)
+    # Judge metrics a maintainer accepted over fewer items than they have (issue 10): metric key ->
+    # {"judged": n, "items": m}; the board says so beside the value.
+    judged_over = models.JSONField(default=dict, blank=True)
     # The board's date column: when the entry was verified, else when its run was scored.
     listed_at = models.DateTimeField()
     computed_at = models.DateTimeField()

@@ -240,6 +240,7 @@ def board_columns(metrics: list[Metric], sort: BoardSort) -> list[BoardColumn]:
 class BoardCell:
     text: str
     css: str  # "best", "second", "pending", "missing" or ""
+    note: str = ""  # "over 2,460 of 2,472 items": a judge metric accepted over a subset
 
 
 @dataclass(frozen=True)
@@ -301,7 +302,9 @@ def _board_row(entry: BoardEntry, metrics: list[Metric]) -> BoardRow:
             )
         else:
             text = f"{value:.{metric.display_decimals}f}"
-            cells.append(BoardCell(text, entry.highlights.get(metric.key, "")))
+            over = entry.judged_over.get(metric.key)
+            note = f"over {over['judged']:,} of {over['items']:,} items" if over else ""
+            cells.append(BoardCell(text, entry.highlights.get(metric.key, ""), note))
     return BoardRow(
         submission_id=submission.pk,
         rank=entry.rank,

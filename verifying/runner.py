@@ -1,7 +1,8 @@
 """Asking a model many questions with bounded concurrency, retries and backoff, as the judge
 does (`judging.client`): the same `ChatClient` transport with the openai library's own retries
-off, the same `Backoff`, the same split of failures into `TransientError` (retried) and
-`EndpointError` (stops the run). No Django here.
+off, the same `Backoff`, the same split of failures into transient ones (no attempt charged: the
+shared `Outage` backs off and probes) and `EndpointError` (stops the run), the same attempt loop
+(`ask_until_usable`). No Django here.
 
 What differs from the judge: a question is a vision message (frames as image parts, then the
 text), and any text is an acceptable answer; an item whose attempts all fail is handed over
@@ -11,16 +12,18 @@ with `answer=None` and becomes an empty prediction.
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from judging.client import (
+    DEFAULT_OUTAGE_LIMIT_SECONDS,
     Backoff,
     ChatClient,
+    Outage,
     Reply,
-    TransientError,
+    UnusableReply,
+    ask_until_usable,
     run_bounded,
 )
 
@@ -60,33 +63,35 @@ def answer_one(
     client: ModelClient,
     max_attempts: int,
     backoff: Backoff,
+    outage: Outage,
     stop: threading.Event | None = None,
 ) -> Answer:
-    """Ask until an answer arrives or the attempts run out. A reply without text counts as a
-    failed attempt. `EndpointError` propagates."""
-    calls = prompt_tokens = completion_tokens = 0
-    error = ""
-    for attempt in range(1, max_attempts + 1):
-        retry_after = None
-        try:
-            calls += 1
-            reply = client.ask(content)
-        except TransientError as failure:
-            error, retry_after = str(failure), failure.retry_after
-        else:
-            prompt_tokens += reply.prompt_tokens
-            completion_tokens += reply.completion_tokens
-            if reply.text is not None:
-                return Answer(key, reply.text, attempt, calls, prompt_tokens, completion_tokens, "")
-            error = "the reply held no message text"
-        if attempt < max_attempts:
-            delay = backoff.delay(attempt, retry_after)
-            if stop is not None:
-                if stop.wait(delay):
-                    break
-            else:
-                time.sleep(delay)
-    return Answer(key, None, calls, calls, prompt_tokens, completion_tokens, error)
+    """Ask until an answer arrives (`judging.client.ask_until_usable`: transient failures cost
+    no attempt, the shared `outage` holds calls back while the endpoint is down). A reply
+    without text counts as a failed attempt. `EndpointError` propagates."""
+
+    def interpret(reply: Reply) -> str:
+        if reply.text is None:
+            raise UnusableReply("the reply held no message text")
+        return reply.text
+
+    asked = ask_until_usable(
+        lambda: client.ask(content),
+        interpret,
+        max_attempts=max_attempts,
+        backoff=backoff,
+        outage=outage,
+        stop=stop,
+    )
+    return Answer(
+        key,
+        asked.value,
+        asked.attempts,
+        asked.calls,
+        asked.prompt_tokens,
+        asked.completion_tokens,
+        asked.error,
+    )
 
 
 def answer_many(
@@ -99,6 +104,7 @@ def answer_many(
     batch: int = 1,
     batch_seconds: float = 0.1,
     backoff: Backoff | None = None,
+    outage: Outage | None = None,
     should_stop: Callable[[], bool] = lambda: False,
     tick: Callable[[], None] = lambda: None,
     tick_seconds: float = 1.0,
@@ -111,17 +117,28 @@ def answer_many(
     true no new question starts. Returns True when every question was handed over.
     `EndpointError` stops the run: questions in flight finish first, then it is raised."""
     backoff = backoff or Backoff()
+    outage = outage or Outage(
+        limit_seconds=DEFAULT_OUTAGE_LIMIT_SECONDS,
+        base=backoff.base,
+        endpoint_name="model endpoint",
+    )
 
     def work(key: int, build: Callable[[], Content], stop: threading.Event) -> Answer:
         return answer_one(
-            key, build(), client=client, max_attempts=max_attempts, backoff=backoff, stop=stop
+            key,
+            build(),
+            client=client,
+            max_attempts=max_attempts,
+            backoff=backoff,
+            outage=outage,
+            stop=stop,
         )
 
     return run_bounded(
         pending,
         work,
         on_results=on_answers,
-        unfinished=lambda answer: answer.answer is None,
+        unfinished=lambda answer: answer.answer is None and answer.attempts < max_attempts,
         concurrency=concurrency,
         batch=batch,
         batch_seconds=batch_seconds,

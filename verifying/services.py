@@ -39,10 +39,12 @@ from benchmark.selectors import load_scoring_testset
 from core import audit
 from core.exceptions import DomainError, InvalidTransition
 from judging import lifecycle
-from judging.client import Backoff, ChatClient, EndpointError, Outcome, judge_many
+from judging.client import Backoff, ChatClient, EndpointError, Outage, Outcome, judge_many
 from judging.models import Verdict
 from judging.services import active_endpoint as active_judge_endpoint
 from judging.services import judge_unavailable_reason
+from judging.services import outage_limit_seconds as judge_outage_limit_seconds
+from judging.services import outage_probe_seconds as judge_outage_probe_seconds
 from submissions.enums import VerificationStatus
 from submissions.models import Submission
 from submissions.selectors import newest_scored_run
@@ -87,6 +89,18 @@ def max_runs() -> int:
 def backoff() -> Backoff:
     return Backoff(
         base=_setting("PODIUM_RERUN_BACKOFF_SECONDS", "PODIUM_JUDGE_BACKOFF_SECONDS", 1.0)
+    )
+
+
+def outage(endpoint_name: str) -> Outage:
+    """A fresh outage tracker with the judge's limit and probe cap (a re-run's outage clock
+    starts again with each time slice: its job keeps no outage state)."""
+    retry = backoff()
+    return Outage(
+        limit_seconds=judge_outage_limit_seconds(),
+        base=retry.base,
+        cap=judge_outage_probe_seconds(),
+        endpoint_name=endpoint_name,
     )
 
 
@@ -367,6 +381,7 @@ def _send(
             max_attempts=config.max_attempts,
             batch=max(1, config.concurrency // 2),
             backoff=backoff(),
+            outage=outage("model endpoint"),
             should_stop=should_stop,
             tick=tick,
             tick_seconds=min(1.0, heartbeat_seconds()),
@@ -529,6 +544,7 @@ def _judge_captions(
                 concurrency=config.concurrency,
                 max_attempts=config.max_attempts,
                 backoff=backoff(),
+                outage=outage("judge endpoint"),
             )
         except EndpointError as error:
             return None, str(error)

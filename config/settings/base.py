@@ -260,6 +260,11 @@ PODIUM_JUDGE_STALE_SECONDS = env_int("PODIUM_JUDGE_STALE_SECONDS", 60)
 PODIUM_JUDGE_MAX_RUNS = env_int("PODIUM_JUDGE_MAX_RUNS", 20)
 # Backoff before attempt n is up to BACKOFF x 2^(n-2) seconds (capped at 16), or Retry-After.
 PODIUM_JUDGE_BACKOFF_SECONDS = float(env_str("PODIUM_JUDGE_BACKOFF_SECONDS", "1.0"))
+# A judge that only fails transiently (refused, timeouts, 429, 5xx) is an outage, not failed items:
+# the job probes it with waits growing up to PROBE seconds, and fails (metrics pending) once it
+# has been unreachable for LIMIT seconds, across time slices (docs/judge.md).
+PODIUM_JUDGE_OUTAGE_LIMIT_SECONDS = env_int("PODIUM_JUDGE_OUTAGE_LIMIT_SECONDS", 1800)
+PODIUM_JUDGE_OUTAGE_PROBE_SECONDS = env_int("PODIUM_JUDGE_OUTAGE_PROBE_SECONDS", 30)
 
 # --- Secrets (docs/deployment.md, "Secrets and encryption keys").
 # A model endpoint's API key is a credential its owner gives us: stored Fernet-encrypted under

@@ -16,6 +16,11 @@ PODIUM_JUDGE_HEARTBEAT_SECONDS = 1
 PODIUM_SCORING_HEARTBEAT_SECONDS = 1
 PODIUM_SCORING_STALE_SECONDS = 4
 PODIUM_WORKER_REAP_SECONDS = 1
+# An unreachable judge is probed at least every 0.2 s, so a test's outage ends quickly, and a
+# job (or re-run) gives up on an endpoint unreachable for 5 s (the cluster test raises it).
+PODIUM_JUDGE_OUTAGE_LIMIT_SECONDS = float(env_str("PODIUM_JUDGE_OUTAGE_LIMIT_SECONDS", "5"))
+PODIUM_JUDGE_OUTAGE_PROBE_SECONDS = 0.2
+PODIUM_JUDGE_CLAIM_POLL_SECONDS = 0.1
 # The API's throttle counts live in the shared cache table, which outlives each test: the suite
 # would run into the production rates. tests/api/test_throttling.py sets its own.
 REST_FRAMEWORK = {

@@ -242,3 +242,47 @@ def test_verdicts_are_searchable_and_read_only(client, superuser, scored_run):
     assert "1 result" in found
     assert "/admin/judging/verdict/add/" not in found
     assert 'name="_save"' not in get(client, f"/admin/judging/verdict/{verdict.pk}/change/")
+
+
+def test_the_accept_action_asks_for_a_note_then_publishes_a_held_job(
+    client, superuser, scored_run, standin
+):
+    from .test_services import hold_with_one_bad_item
+
+    held, _ = hold_with_one_bad_item(scored_run, standin)
+    running = services.start_judge(
+        Evaluation.objects.create(
+            submission=scored_run.submission,
+            test_set=scored_run.test_set,
+            status=EvaluationStatus.SCORED,
+            metrics=scored_run.metrics,
+        ),
+        enqueue=False,
+    )
+
+    form = client.post(
+        "/admin/judging/judgejob/",
+        {"action": "accept_partial", "_selected_action": [held.pk, running.pk]},
+    ).content.decode()
+    assert '<textarea name="note" id="id_note" rows="3" cols="80" required></textarea>' in form
+    held.refresh_from_db()
+    assert held.state == JobStatus.HELD  # nothing happens before the note
+
+    content = client.post(
+        "/admin/judging/judgejob/",
+        {
+            "action": "accept_partial",
+            "apply": "1",
+            "note": "the caption is gibberish",
+            "_selected_action": [held.pk, running.pk],
+        },
+        follow=True,
+    ).content.decode()
+
+    held.refresh_from_db()
+    scored_run.refresh_from_db()
+    assert held.state == JobStatus.DONE
+    assert scored_run.state == EvaluationStatus.COMPLETE
+    assert scored_run.result["counts"]["RC_llm"] == {"scored": 1, "total": 2}
+    assert f"Accepted and published judge job(s): {held.pk}." in content
+    assert f"Not done: job {running.pk}: Only a judge job waiting for a maintainer" in content

@@ -1,16 +1,19 @@
 """The judge job end to end against the stand-in judge on loopback: items, verdicts, the cache,
 faults, failure and recovery, and the published metrics."""
 
+import threading
+
 import pytest
+from django.contrib.auth.models import Permission
 
 from benchmark.scoring import load_predictions
 from benchmark.scoring.judge import aggregate, build_items
 from benchmark.selectors import active_testset, load_scoring_testset
-from core.exceptions import InvalidTransition, JudgeUnavailable
+from core.exceptions import DomainError, InvalidTransition, JudgeUnavailable
 from judging import services
 from judging.enums import ItemState, JobStatus
 from judging.models import JudgeEndpoint, JudgeItem, JudgeJob, Verdict
-from judging.standin import Faults, deterministic_verdict
+from judging.standin import Faults, StandinJudge, deterministic_verdict
 from submissions.enums import EvaluationStatus
 from submissions.models import Evaluation, Submission
 from submissions.services import SubmissionDetails, create_submission, score_evaluation
@@ -163,17 +166,21 @@ def test_faults_are_retried_and_every_item_is_judged(scored_run, standin, faults
     retries = faults.fail_first * PROMPTS + faults.burst_429
     assert standin.calls == PROMPTS + retries
     assert job.calls == standin.calls
+    # Only answers are attempts: a transport failure (429, 5xx, a drop, a timeout) costs none.
+    unusable = (
+        faults.fail_first * PROMPTS if faults.fail_kind in ("malformed", "out_of_range") else 0
+    )
     attempts = sum(JudgeItem.objects.filter(job=job).values_list("attempts", flat=True))
-    assert attempts == PROMPTS + retries
+    assert attempts == PROMPTS + unusable
     assert (
         job.evaluation.metrics["VS_llm"]
         == expected_metrics(scored_run.submission.benchmark, scored_run.submission)["VS_llm"]
     )
 
 
-def test_an_item_failing_every_attempt_is_excluded_and_counted(scored_run, standin):
+def hold_with_one_bad_item(scored_run, standin):
+    """A job where one of the two region captions always answers prose (2 attempts): held."""
     JudgeEndpoint.objects.update(max_attempts=2)
-    # One of the two region captions always answers prose; every other prompt is judged.
     job = services.start_judge(scored_run, enqueue=False)
     bad = job.items.filter(metric="RC_llm").order_by("sample_index").first()
     standin.faults = Faults()
@@ -183,26 +190,154 @@ def test_an_item_failing_every_attempt_is_excluded_and_counted(scored_run, stand
         return "malformed" if prompt == bad.prompt else original(prompt, **kwargs)
 
     standin.faults.outcome = outcome  # type: ignore[method-assign]
-
-    job = run(job)
-
+    run(job)
     job.refresh_from_db()
-    assert job.state == JobStatus.DONE
-    assert job.items_failed == 1
     bad.refresh_from_db()
+    return job, bad
+
+
+def test_an_item_failing_every_attempt_holds_the_job_and_publishes_nothing(scored_run, standin):
+    job, bad = hold_with_one_bad_item(scored_run, standin)
+
+    scored_run.refresh_from_db()
+    assert job.state == JobStatus.HELD
+    assert job.items_failed == 1
     assert bad.state == ItemState.FAILED
     assert bad.attempts == 2
     assert "unreadable verdict (no score for R2, R3, R8, R5, R4)" in bad.last_error
-    evaluation = job.evaluation
-    assert evaluation.result["counts"]["RC_llm"] == {"scored": 1, "total": 2}
+    assert job.message.startswith("1 of 11 items got no usable verdict after 2 attempts each")
     assert job.outcome["counts"]["RC_llm"] == {"items": 2, "judged": 1, "failed": 1}
+    # Nothing over a subset: the run still waits, every judge metric pending.
+    assert scored_run.state == EvaluationStatus.JUDGING
+    assert [scored_run.metrics[name] for name in ("DVC_llm", "VS_llm", "RC_llm")] == [None] * 3
+    assert services.run_job(job.pk) is None  # a held job is not picked up again
 
 
-def test_a_judge_that_never_answers_fails_the_job_and_leaves_the_metrics_pending(
+def test_a_maintainer_accepts_a_held_judgement_and_the_board_says_what_it_excludes(
+    scored_run, standin, django_capture_on_commit_callbacks, client
+):
+    from core.models import AuditEvent
+    from submissions.models import BoardEntry
+
+    job, _ = hold_with_one_bad_item(scored_run, standin)
+    maintainer = UserFactory(is_staff=True)
+    maintainer.user_permissions.add(Permission.objects.get(codename="rerun_judgejob"))
+
+    with django_capture_on_commit_callbacks(execute=True):
+        services.accept_partial_judgement(job, actor=maintainer, note="one caption is gibberish")
+
+    job.refresh_from_db()
+    scored_run.refresh_from_db()
+    assert job.state == JobStatus.DONE
+    assert "RC_llm over 1 of 2 items" in job.message
+    assert scored_run.state == EvaluationStatus.COMPLETE
+    assert scored_run.result["counts"]["RC_llm"] == {"scored": 1, "total": 2}
+    assert scored_run.result["counts"]["VS_llm"] == {"scored": 1, "total": 1}
+    expected = expected_metrics(scored_run.submission.benchmark, scored_run.submission)
+    assert scored_run.metrics["VS_llm"] == expected["VS_llm"]
+    assert scored_run.metrics["DVC_llm"] == expected["DVC_llm"]
+    entry = BoardEntry.objects.get(submission=scored_run.submission)
+    assert entry.values["RC_llm"] == scored_run.metrics["RC_llm"]
+    assert entry.judged_over == {"RC_llm": {"judged": 1, "items": 2}}
+    board = client.get("/b/medvidbench/community/").content.decode()
+    rc_llm = f"{scored_run.metrics['RC_llm']:.3f}"
+    assert f'{rc_llm} <small class="judged-over">over 1 of 2 items</small></td>' in board
+    assert board.count('class="judged-over"') == 1  # VS_llm and DVC_llm are over every item
+    event = AuditEvent.objects.get(action="judging.job.partial_accepted")
+    assert (event.actor, event.data["excluded"], event.data["note"]) == (
+        maintainer,
+        {"RC_llm": 1},
+        "one caption is gibberish",
+    )
+
+
+def test_accepting_a_partial_judgement_needs_a_maintainer_a_note_and_a_held_job(
     scored_run, standin
 ):
+    job, _ = hold_with_one_bad_item(scored_run, standin)
+    maintainer = UserFactory(is_staff=True)
+    maintainer.user_permissions.add(Permission.objects.get(codename="rerun_judgejob"))
+
+    with pytest.raises(DomainError, match="Only a maintainer may accept"):
+        services.accept_partial_judgement(job, actor=UserFactory(is_staff=True), note="fine")
+    with pytest.raises(DomainError, match="Say why"):
+        services.accept_partial_judgement(job, actor=maintainer, note="  ")
+    job.refresh_from_db()
+    assert job.state == JobStatus.HELD
+    services.cancel_job(job, actor=maintainer)
+    with pytest.raises(InvalidTransition, match="this one is cancelled"):
+        services.accept_partial_judgement(job, actor=maintainer, note="fine")
+    scored_run.refresh_from_db()
+    assert scored_run.state == EvaluationStatus.SCORED
+    assert scored_run.metrics["RC_llm"] is None
+
+
+def test_publishing_over_a_subset_without_acceptance_is_refused(scored_run, standin):
+    from submissions.judge_step import publish_judge_metrics
+
+    job, _ = hold_with_one_bad_item(scored_run, standin)
+    outcome = services.jobs._judgement(job)
+
+    with pytest.raises(InvalidTransition, match="RC_llm lacks 1"):
+        publish_judge_metrics(scored_run, outcome)
+    scored_run.refresh_from_db()
+    assert scored_run.state == EvaluationStatus.JUDGING
+
+
+@pytest.mark.parametrize(
+    "faults",
+    [Faults(fail_first=3, fail_kind="500"), Faults(fail_first=3, fail_kind="drop")],
+    ids=["500s", "dropped"],
+)
+def test_transport_failures_beyond_the_attempts_budget_fail_no_item(scored_run, standin, faults):
+    JudgeEndpoint.objects.update(max_attempts=2)
+    standin.faults = faults
+
+    job = run(services.start_judge(scored_run, enqueue=False))
+
+    job.refresh_from_db()
+    assert job.state == JobStatus.DONE
+    assert job.items_failed == 0
+    assert standin.calls == PROMPTS * 4
+    assert (job.unreachable_since, job.next_try_at, job.last_transient_error) == (None, None, "")
+    expected = expected_metrics(scored_run.submission.benchmark, scored_run.submission)
+    assert job.evaluation.metrics == {**job.evaluation.metrics, **expected}
+
+
+def test_a_judge_refusing_connections_for_a_while_fails_no_item_and_is_probed_not_hammered(
+    scored_run, standin
+):
+    JudgeEndpoint.objects.update(max_attempts=2)
+    port = standin.port
+    standin.stop()  # connection refused until it is back on the same port
+    back = StandinJudge(port=port)
+    restart = threading.Timer(1.5, back.start)
+    restart.start()
+    try:
+        job = run(services.start_judge(scored_run, enqueue=False))
+    finally:
+        restart.join()
+        back.stop()
+
+    job.refresh_from_db()
+    assert job.state == JobStatus.DONE
+    assert job.items_failed == 0
+    assert back.calls == PROMPTS
+    # While it was down: the calls in flight, then one probe at a time with growing waits
+    # (from 0.01 s up to 0.2 s in the test settings: about 12 in 1.5 s), not every item
+    # retrying on its own.
+    refused = job.calls - PROMPTS
+    assert 1 <= refused <= 4 + 15
+    expected = expected_metrics(scored_run.submission.benchmark, scored_run.submission)
+    assert job.evaluation.metrics == {**job.evaluation.metrics, **expected}
+
+
+def test_a_judge_down_longer_than_the_outage_limit_fails_the_job_with_metrics_pending(
+    scored_run, standin, settings
+):
+    settings.PODIUM_JUDGE_OUTAGE_LIMIT_SECONDS = 1
     JudgeEndpoint.objects.update(max_attempts=3)
-    standin.faults = Faults(fail_first=99, fail_kind="500")
+    standin.faults = Faults(fail_first=999, fail_kind="500")
     job = services.start_judge(scored_run, enqueue=False)
 
     job = run(job)
@@ -210,8 +345,15 @@ def test_a_judge_that_never_answers_fails_the_job_and_leaves_the_metrics_pending
     job.refresh_from_db()
     scored_run.refresh_from_db()
     assert job.state == JobStatus.FAILED
-    assert "could be judged after 3 attempts each" in job.message
-    assert "HTTP 500" in job.message
+    assert job.message.startswith("The judge endpoint was unreachable from ")
+    assert " UTC for 1 s (the limit is 1 s): HTTP 500: " in job.message
+    assert "The stand-in judge failed on purpose." in job.message
+    assert job.message.endswith(
+        ". Nothing was published: the caption metrics stay pending, and judging again pays "
+        "only for what is not cached."
+    )
+    assert job.items_failed == 0
+    assert job.items.filter(state=ItemState.PENDING).count() == ITEMS
     assert scored_run.state == EvaluationStatus.SCORED
     assert scored_run.metrics["VS_llm"] is None
     assert services.active_job(scored_run) is None
@@ -223,13 +365,49 @@ def test_a_judge_that_never_answers_fails_the_job_and_leaves_the_metrics_pending
     assert scored_run.state == EvaluationStatus.COMPLETE
 
 
-def test_a_refusing_endpoint_stops_the_job_at_once(scored_run):
+def test_an_unreachable_address_is_an_outage_that_ends_at_the_limit(scored_run, settings):
+    settings.PODIUM_JUDGE_OUTAGE_LIMIT_SECONDS = 0.5
     JudgeEndpoint.objects.update(base_url="http://127.0.0.1:9/v1", max_attempts=2)
     job = run(services.start_judge(scored_run, enqueue=False))
 
     job.refresh_from_db()
     assert job.state == JobStatus.FAILED
+    assert "was unreachable from" in job.message
     assert "connection failed" in job.message
+    assert job.items_failed == 0
+
+
+def test_an_outage_carries_over_into_the_next_time_slice(
+    scored_run, standin, settings, django_capture_on_commit_callbacks
+):
+    settings.PODIUM_JUDGE_OUTAGE_PROBE_SECONDS = 0.2
+    settings.PODIUM_JUDGE_OUTAGE_LIMIT_SECONDS = 60
+    standin.faults = Faults(fail_first=999, fail_kind="500")
+    job = services.start_judge(scored_run, enqueue=False)
+
+    with django_capture_on_commit_callbacks(execute=False):
+        services.run_job(job.pk, time_budget=1.5)
+
+    job.refresh_from_db()
+    assert job.state == JobStatus.QUEUED
+    assert job.items.filter(state=ItemState.PENDING).count() == ITEMS
+    assert job.unreachable_since is not None
+    assert job.next_try_at > job.unreachable_since
+    assert (
+        job.last_transient_error
+        == "HTTP 500: Error code: 500 - The stand-in judge failed on purpose."
+    )
+    since = job.unreachable_since
+
+    settings.PODIUM_JUDGE_OUTAGE_LIMIT_SECONDS = (
+        services.timezone.now() - since
+    ).total_seconds() + 0.5
+    with django_capture_on_commit_callbacks(execute=False):
+        services.run_job(job.pk, time_budget=5)
+
+    job.refresh_from_db()
+    assert job.state == JobStatus.FAILED  # the outage's clock went on from the first slice
+    assert f"unreachable from {since:%Y-%m-%d %H:%M} UTC" in job.message
 
 
 def test_no_endpoint_means_no_job_and_a_clear_reason(scored_run):

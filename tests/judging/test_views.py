@@ -2,6 +2,7 @@
 rerun and cancel buttons with their permissions."""
 
 import re
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
 import pytest
@@ -152,6 +153,77 @@ def test_a_running_job_shows_a_progress_bar_from_its_counters(owner_client, scor
     assert "<dt>Estimated cost</dt><dd>$0.1370</dd>" in content
     assert "<dt>Judge</dt><dd><code>standin-judge</code></dd>" in content
     assert f'action="/submissions/{scored_run.submission.pk}/judge/cancel/"' in content
+
+
+def test_an_unreachable_judge_is_said_with_its_next_try_and_no_failure(owner_client, scored_run):
+    job = services.start_judge(scored_run, enqueue=False)
+    since = datetime(2026, 12, 1, 10, 42, 7, tzinfo=UTC)
+    set_progress(
+        job,
+        status=JobStatus.RUNNING,
+        items_total=11_822,
+        unreachable_since=since,
+        next_try_at=services.timezone.now() + timedelta(seconds=29.2),
+        last_transient_error="connection failed: Connection error.",
+    )
+
+    content = panel(owner_client, scored_run.submission)
+
+    assert (
+        '<p class="notice judge-outage" role="status">Judge unreachable since 10:42 UTC, '
+        "retrying (next try in 30 s). Nothing is counted as failed meanwhile. "
+        '<span class="muted">Last error: connection failed: Connection error.</span></p>'
+    ) in content
+    assert '<span class="judge-count">0 of 11,822 judged, 0 failed</span>' in content
+
+
+def test_a_job_queued_between_slices_still_says_the_judge_is_unreachable(owner_client, scored_run):
+    job = services.start_judge(scored_run, enqueue=False)
+    set_progress(
+        job,
+        items_total=10,
+        unreachable_since=datetime(2026, 12, 1, 10, 42, tzinfo=UTC),
+        next_try_at=services.timezone.now() - timedelta(seconds=3),
+    )
+
+    content = panel(owner_client, scored_run.submission)
+
+    assert "Judge unreachable since 10:42 UTC, retrying (next try in 0 s)." in content
+    assert "waiting for a worker" in content
+
+
+def test_a_reachable_judge_says_nothing_about_outages(owner_client, scored_run):
+    job = services.start_judge(scored_run, enqueue=False)
+    set_progress(job, status=JobStatus.RUNNING, items_total=10)
+
+    assert "unreachable" not in panel(owner_client, scored_run.submission)
+
+
+def test_a_held_job_waits_for_a_maintainer_with_the_metrics_pending(owner_client, scored_run):
+    job = services.start_judge(scored_run, enqueue=False)
+    set_progress(
+        job,
+        status=JobStatus.HELD,
+        items_total=2_472,
+        items_done=2_460,
+        items_failed=12,
+        message="12 of 2,472 items got no usable verdict after 5 attempts each.",
+    )
+
+    content = panel(owner_client, scored_run.submission)
+
+    assert "judge-panel judge-held" in content
+    assert "<strong>Waiting for a maintainer</strong>" in content
+    assert "<p>12 of 2,472 items got no usable verdict after 5 attempts each.</p>" in content
+    assert "2,460 of 2,472 judged, 12 failed. The caption metrics stay pending meanwhile." in (
+        content
+    )
+    assert "Decide on this job in the admin" not in content  # the submitter cannot
+
+    client = owner_client
+    client.force_login(maintainer())
+    content = panel(client, scored_run.submission)
+    assert f'<a href="/admin/judging/judgejob/{job.pk}/change/">Decide on this job' in content
 
 
 def test_polling_the_panel_reads_the_job_counters_not_its_items(

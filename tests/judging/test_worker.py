@@ -9,10 +9,13 @@ import time
 import pytest
 from django.db import connection
 
+from benchmark.scoring import load_predictions
+from benchmark.scoring.judge import aggregate, build_items
+from benchmark.selectors import load_scoring_testset
 from judging import services
 from judging.enums import ItemState, JobStatus
-from judging.models import JudgeEndpoint, JudgeJob
-from judging.standin import Faults
+from judging.models import JudgeEndpoint, JudgeJob, VerdictClaim
+from judging.standin import Faults, StandinJudge, deterministic_verdict
 from submissions.enums import EvaluationStatus
 from submissions.services import SubmissionDetails, create_submission, score_evaluation
 from tests.accounts.factories import UserFactory
@@ -115,3 +118,117 @@ def test_a_job_survives_its_worker_being_killed(judged_benchmark, upload, standi
     assert len(judged_twice) <= CONCURRENCY
     assert len(standin.prompt_calls) == prompts
     assert not JudgeJob.objects.filter(status=JobStatus.RUNNING).exists()
+
+
+def long_job_submission(benchmark, upload, name):
+    predictions = [
+        *CAPTION_PREDICTIONS,
+        "\n".join(f"{10 * n}.0-{10 * n + 10}.0 seconds: step {n} done." for n in range(EVENTS)),
+    ]
+    submission = create_submission(
+        benchmark,
+        owner=UserFactory(),
+        details=SubmissionDetails(model_name=name),
+        predictions=upload(predictions),
+    )
+    return score_evaluation(submission.evaluations.get())
+
+
+def uninterrupted_metrics(evaluation):
+    """What judging every item once with the stand-in's verdicts publishes (the aggregation of
+    an uninterrupted judgement, computed apart from any job)."""
+    test_set = load_scoring_testset(evaluation.test_set)
+    predictions = load_predictions(evaluation.submission.predictions_path.read_bytes(), test_set)
+    rubric = evaluation.submission.benchmark.rubric()
+    items = build_items(test_set, predictions)
+    verdicts = {item.key: deterministic_verdict(item.prompt(rubric)) for item in items}
+    return aggregate(test_set, items, verdicts, rubric).metrics
+
+
+def test_a_ten_second_judge_outage_mid_job_changes_no_published_number(
+    judged_benchmark, upload, standin, monkeypatch
+):
+    monkeypatch.setenv("PODIUM_JUDGE_OUTAGE_LIMIT_SECONDS", "120")  # for the cluster
+    judged_benchmark.judge_auto_start = False
+    judged_benchmark.save(update_fields=["judge_auto_start"])
+    JudgeEndpoint.objects.update(concurrency=CONCURRENCY, max_attempts=2)
+    standin.faults = Faults(latency=0.1)
+    evaluation = long_job_submission(judged_benchmark, upload, "Outage")
+    job = services.start_judge(evaluation)
+    port = standin.port
+
+    cluster = start_cluster()
+    back = StandinJudge(port=port, faults=Faults(latency=0.1))
+    try:
+        wait_for(
+            lambda: job.items.filter(state=ItemState.DONE).count() >= 20,
+            60,
+            "the cluster judged nothing",
+        )
+        standin.stop()  # connections refused from now on
+        wait_for(
+            lambda: JudgeJob.objects.get(pk=job.pk).unreachable_since is not None,
+            10,
+            "the job never said the judge was unreachable",
+        )
+        time.sleep(10)
+        job.refresh_from_db()
+        assert job.state == JobStatus.RUNNING
+        assert job.items_failed == 0
+        back.start()  # the same address again
+        wait_for(
+            lambda: JudgeJob.objects.get(pk=job.pk).state == JobStatus.DONE,
+            60,
+            "the job did not finish once the judge was back",
+        )
+    finally:
+        stop_cluster(cluster)
+        back.stop()
+
+    job.refresh_from_db()
+    evaluation.refresh_from_db()
+    assert evaluation.state == EvaluationStatus.COMPLETE
+    assert job.items_failed == 0
+    assert (job.unreachable_since, job.next_try_at) == (None, None)
+    expected = uninterrupted_metrics(evaluation)
+    published = {name: evaluation.metrics[name] for name in ("DVC_llm", "VS_llm", "RC_llm")}
+    assert published == {name: expected[name] for name in published}  # bit for bit
+    assert evaluation.result["counts"]["DVC_llm"] == {
+        "scored": job.items.filter(metric="DVC_llm").count(),
+        "total": job.items.filter(metric="DVC_llm").count(),
+    }
+
+
+def test_two_concurrent_jobs_over_the_same_captions_pay_each_prompt_once(
+    judged_benchmark, upload, standin
+):
+    judged_benchmark.judge_auto_start = False
+    judged_benchmark.save(update_fields=["judge_auto_start"])
+    JudgeEndpoint.objects.update(concurrency=CONCURRENCY)
+    standin.faults = Faults(latency=0.05)
+    first = long_job_submission(judged_benchmark, upload, "First")
+    second = long_job_submission(judged_benchmark, upload, "Second")
+    jobs = [services.start_judge(first), services.start_judge(second)]
+    prompts = jobs[0].items.values("prompt_sha256").distinct().count()
+
+    cluster = start_cluster(workers=2)  # one job each, at the same time
+    try:
+        wait_for(
+            lambda: all(JudgeJob.objects.get(pk=job.pk).state == JobStatus.DONE for job in jobs),
+            90,
+            "the two jobs did not finish",
+        )
+    finally:
+        stop_cluster(cluster)
+
+    for job in jobs:
+        job.refresh_from_db()
+    first.refresh_from_db()
+    second.refresh_from_db()
+    assert min(job.started_at for job in jobs) < min(job.finished_at for job in jobs)  # overlap
+    assert prompts <= standin.calls <= prompts + CONCURRENCY
+    assert sum(job.calls for job in jobs) == standin.calls
+    assert all(job.items_cached > 0 for job in jobs)  # each took the other's verdicts
+    names = ("DVC_llm", "VS_llm", "RC_llm")
+    assert [first.metrics[name] for name in names] == [second.metrics[name] for name in names]
+    assert not VerdictClaim.objects.exists()

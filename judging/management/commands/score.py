@@ -38,7 +38,14 @@ from benchmark.scoring.judge import (
     build_items,
     with_judge,
 )
-from judging.client import Backoff, ChatClient, EndpointConfig, EndpointError, judge_many
+from judging.client import (
+    Backoff,
+    ChatClient,
+    EndpointConfig,
+    EndpointError,
+    Outage,
+    judge_many,
+)
 
 
 class Command(BaseCommand):
@@ -128,6 +135,13 @@ class Command(BaseCommand):
                 concurrency=config.concurrency,
                 max_attempts=config.max_attempts,
                 backoff=Backoff(base=settings.PODIUM_JUDGE_BACKOFF_SECONDS),
+                # The same outage limits as a stored job: an unreachable judge is probed, then
+                # given up on (exit 1) after PODIUM_JUDGE_OUTAGE_LIMIT_SECONDS.
+                outage=Outage(
+                    limit_seconds=settings.PODIUM_JUDGE_OUTAGE_LIMIT_SECONDS,
+                    base=settings.PODIUM_JUDGE_BACKOFF_SECONDS,
+                    cap=settings.PODIUM_JUDGE_OUTAGE_PROBE_SECONDS,
+                ),
             )
         except EndpointError as error:
             raise CommandError(str(error)) from None
