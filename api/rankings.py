@@ -129,6 +129,11 @@ class TiebreakersSerializer(serializers.Serializer):
     )
 
 
+class JudgedOverSerializer(serializers.Serializer):
+    judged = serializers.IntegerField()
+    items = serializers.IntegerField()
+
+
 class RankingRowSerializer(serializers.Serializer):
     rank = serializers.IntegerField(
         help_text="The board's rank: against both boards under the global scope"
@@ -145,9 +150,15 @@ class RankingRowSerializer(serializers.Serializer):
     verified_at = serializers.DateTimeField(allow_null=True)
     submitted_at = serializers.DateTimeField()
     date = serializers.DateTimeField(
-        help_text="The board's date column: verified on (official), else scored on"
+        help_text="The board's date column: an imported result's published date, else "
+        "verified on (official), else scored on"
     )
     judge_pending = serializers.BooleanField(help_text="The LLM judge's metrics are pending")
+    judged_over = serializers.DictField(
+        child=JudgedOverSerializer(),
+        help_text="Judge metrics a maintainer accepted over a subset of their items, by key: "
+        "how many items were judged of how many (empty: every value is over all its items)",
+    )
     mean_rank = serializers.FloatField()
     wins = serializers.IntegerField()
     tiebreakers = TiebreakersSerializer()
@@ -200,6 +211,7 @@ ENTRY_FIELDS = (
     "wins",
     "values",
     "judge_pending",
+    "judged_over",
     "listed_at",
     "submission__model_name",
     "submission__team_name",
@@ -259,6 +271,7 @@ def ranking_rows(benchmark: Benchmark, metrics: list[Metric]) -> list[RankingRow
             "submitted_at": _iso(record.submission__created_at),
             "date": _iso(record.listed_at),
             "judge_pending": record.judge_pending,
+            "judged_over": record.judged_over,
             "mean_rank": record.mean_rank,
             "wins": record.wins,
             "tiebreakers": {
@@ -341,6 +354,7 @@ def csv_header(keys: list[str]) -> list[str]:
         "verified_at",
         "submitted_at",
         "judge_pending",
+        "judged_over",
         "mean_rank",
         "wins",
         "rank_sum",
@@ -378,6 +392,7 @@ def csv_body(rows: list[RankingRow], keys: list[str]) -> bytes:
                 body["verified_at"],
                 body["submitted_at"],
                 BOOLEAN_TEXT[body["judge_pending"]],
+                judged_over_text(body["judged_over"]),
                 body["mean_rank"],
                 body["wins"],
                 tiebreakers["rank_sum"],
@@ -394,6 +409,13 @@ def csv_body(rows: list[RankingRow], keys: list[str]) -> bytes:
         )
     writer.writerows(lines)
     return stream.getvalue().encode()
+
+
+def judged_over_text(judged_over: dict[str, dict[str, int]]) -> str:
+    """ "VS_llm 2460/2472" per metric accepted over a subset, "; " between; "" for none."""
+    return "; ".join(
+        f"{key} {counts['judged']}/{counts['items']}" for key, counts in judged_over.items()
+    )
 
 
 # As JSON spells them (the csv module would write True / False).

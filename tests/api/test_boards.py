@@ -282,6 +282,32 @@ def test_the_board_parameter_picks_the_table_and_ranks_stay_global(client, mixed
     )
 
 
+def test_a_judge_metric_accepted_over_a_subset_says_how_many_items_it_excludes(client, medvidbench):
+    partial = scored_entry(medvidbench, "Partial", values())
+    run = partial.evaluations.get()
+    run.result = {
+        "counts": {
+            "VS_llm": {"scored": 2460, "total": 2472},
+            "RC_llm": {"scored": 306, "total": 306},
+        }
+    }
+    run.save(update_fields=["result"])
+    scored_entry(medvidbench, "Whole", values())
+    services.recompute_board(medvidbench)
+
+    rows = {row["model"]: row for row in get_rows(client, medvidbench, board="community")}
+
+    assert rows["Partial"]["judged_over"] == {"VS_llm": {"judged": 2460, "items": 2472}}
+    assert rows["Whole"]["judged_over"] == {}
+    csv_text = client.get(rankings_url(medvidbench, ".csv"), {"board": "community"}).content
+    header, *lines = parse_csv(csv_text)
+    column = header.index("judged_over")
+    assert {line[1]: line[column] for line in lines} == {
+        "Partial": "VS_llm 2460/2472",
+        "Whole": "",
+    }
+
+
 def test_an_evaluate_only_entry_never_appears(client, mixed):
     for board in ("official", "community", "all"):
         assert "Evaluate-Only" not in [row["model"] for row in get_rows(client, mixed, board=board)]
