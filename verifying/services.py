@@ -15,97 +15,47 @@ from a report to the Official board.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
-import os
-import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from django.conf import settings
 from django.db import transaction
 from django.db.models import Count, Q, Sum
 from django.utils import timezone
 
 from benchmark import scoring
 from benchmark.scoring.ground_truth import Sample
-from benchmark.scoring.judge import JudgeOutcome, RubricError, aggregate, build_items, with_judge
+from benchmark.scoring.judge import with_judge
 from benchmark.selectors import load_scoring_testset
 from core import audit
 from core.exceptions import DomainError, InvalidTransition
 from judging import lifecycle
-from judging.client import Backoff, ChatClient, EndpointError, Outage, Outcome, judge_many
-from judging.models import Verdict
-from judging.services import active_endpoint as active_judge_endpoint
-from judging.services import judge_unavailable_reason
-from judging.services import outage_limit_seconds as judge_outage_limit_seconds
-from judging.services import outage_probe_seconds as judge_outage_probe_seconds
+from judging.client import EndpointError
 from submissions.enums import VerificationStatus
 from submissions.models import Submission
 from submissions.selectors import newest_scored_run
 from submissions.services import set_verification_status
 
 from . import endpoints, frames
+from .config import backoff, frames_root, heartbeat_seconds, max_runs, outage, stale_after
 from .enums import ACTIVE_RERUN_STATES, ItemState, RerunStatus
 from .evidence import verify_from_report
 from .models import ModelEndpoint, RerunItem, RerunJob
+from .report import build_report, judge_captions, write_private_file
 from .runner import Answer, Content, ModelClient, answer_many
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["verify_from_report"]  # in .evidence, with the check it applies; found here too
+# Found here too: `verify_from_report` is in .evidence with the check it applies, the report in
+# .report, the settings in .config.
+__all__ = ["build_report", "frames_root", "verify_from_report"]
 
 BULK_BATCH = 1000
 MISSING_FRAMES_SHOWN = 5
-
-
-# --- settings (the judge's, unless a re-run's own is set) -------------------------------------
-
-
-def _setting(name: str, judge_name: str, default: Any) -> Any:
-    return getattr(settings, name, getattr(settings, judge_name, default))
-
-
-def heartbeat_seconds() -> float:
-    return _setting("PODIUM_RERUN_HEARTBEAT_SECONDS", "PODIUM_JUDGE_HEARTBEAT_SECONDS", 5.0)
-
-
-def stale_after() -> timedelta:
-    """A running job whose heartbeat is older than this has lost its worker."""
-    return timedelta(
-        seconds=_setting("PODIUM_RERUN_STALE_SECONDS", "PODIUM_JUDGE_STALE_SECONDS", 60.0)
-    )
-
-
-def max_runs() -> int:
-    return _setting("PODIUM_RERUN_MAX_RUNS", "PODIUM_JUDGE_MAX_RUNS", 20)
-
-
-def backoff() -> Backoff:
-    return Backoff(
-        base=_setting("PODIUM_RERUN_BACKOFF_SECONDS", "PODIUM_JUDGE_BACKOFF_SECONDS", 1.0)
-    )
-
-
-def outage(endpoint_name: str) -> Outage:
-    """A fresh outage tracker with the judge's limit and probe cap (a re-run's outage clock
-    starts again with each time slice: its job keeps no outage state)."""
-    retry = backoff()
-    return Outage(
-        limit_seconds=judge_outage_limit_seconds(),
-        base=retry.base,
-        cap=judge_outage_probe_seconds(),
-        endpoint_name=endpoint_name,
-    )
-
-
-def frames_root() -> Path:
-    return Path(settings.PODIUM_FRAMES_DIR)
 
 
 # --- endpoints ---------------------------------------------------------------------------------
@@ -439,10 +389,10 @@ def finish_job(job: RerunJob) -> RerunJob:
     ]
     raw = json.dumps(rows, ensure_ascii=False).encode()
     relative = Path("reruns") / job.submission.benchmark.slug / f"rerun-{job.pk}.json"
-    _write_private_file(relative, raw)
+    write_private_file(relative, raw)
     predictions = scoring.load_predictions(raw, test_set)
     result = scoring.evaluate(test_set, predictions)
-    outcome, judge_note = _judge_captions(job, test_set, predictions)
+    outcome, judge_note = judge_captions(job, test_set, predictions)
     if outcome is not None:
         result = with_judge(result, outcome)
     report = build_report(job.submission, result.metrics, failed_items=progress.failed)
@@ -466,148 +416,6 @@ def finish_job(job: RerunJob) -> RerunJob:
             ),
         )
     return locked
-
-
-def _write_private_file(relative: Path, content: bytes) -> None:
-    target = Path(settings.PODIUM_PRIVATE_DIR) / relative
-    target.parent.mkdir(parents=True, exist_ok=True)
-    descriptor, temporary = tempfile.mkstemp(dir=target.parent, suffix=".part")
-    with os.fdopen(descriptor, "wb") as stream:
-        stream.write(content)
-    os.replace(temporary, target)
-
-
-def _judge_captions(
-    job: RerunJob, test_set: scoring.TestSet, predictions: list[str]
-) -> tuple[JudgeOutcome | None, str]:
-    """The judge metrics of the re-run's captions with the benchmark's active judge endpoint,
-    verdicts taken from and added to the judge's cache; (None, why) when it cannot run. The
-    judge runs here, in the job's last slice: a re-run's captions are a few hundred prompts."""
-    benchmark = job.submission.benchmark
-    reason = judge_unavailable_reason(benchmark)
-    if reason:
-        return None, reason
-    endpoint = active_judge_endpoint(benchmark)
-    assert endpoint is not None
-    try:
-        rubric = benchmark.rubric()
-    except RubricError as error:
-        return None, f"The judge rubric cannot be used: {error}."
-    items = build_items(test_set, predictions)
-    prompts = {item.key: item.prompt(rubric) for item in items}
-    hashes = {key: hashlib.sha256(prompt.encode()).hexdigest() for key, prompt in prompts.items()}
-    cached: dict[str, dict[str, int]] = {}
-    unique = sorted(set(hashes.values()))
-    for start in range(0, len(unique), BULK_BATCH):
-        cached.update(
-            Verdict.objects.filter(
-                model=endpoint.model,
-                rubric_version=rubric.version,
-                prompt_sha256__in=unique[start : start + BULK_BATCH],
-            ).values_list("prompt_sha256", "scores")
-        )
-    to_send: dict[str, str] = {}  # prompt hash -> the key it is sent under
-    for key, digest in hashes.items():
-        if digest not in cached:
-            to_send.setdefault(digest, key)
-    new: list[Verdict] = []
-
-    def on_outcomes(outcomes: list[Outcome]) -> None:
-        for outcome in outcomes:
-            if outcome.scores is None:
-                continue
-            digest = hashes[outcome.key]
-            cached[digest] = outcome.scores
-            new.append(
-                Verdict(
-                    model=endpoint.model,
-                    rubric_version=rubric.version,
-                    prompt_sha256=digest,
-                    scores=outcome.scores,
-                    answer=outcome.answer,
-                    prompt_tokens=outcome.prompt_tokens,
-                    completion_tokens=outcome.completion_tokens,
-                    latency_ms=outcome.latency_ms,
-                    endpoint=endpoint,
-                )
-            )
-
-    if to_send:
-        config = endpoint.config()
-        client = ChatClient(config)
-        try:
-            judge_many(
-                [(key, prompts[key]) for key in to_send.values()],
-                client=client,
-                rubric=rubric,
-                on_outcomes=on_outcomes,
-                concurrency=config.concurrency,
-                max_attempts=config.max_attempts,
-                backoff=backoff(),
-                outage=outage("judge endpoint"),
-            )
-        except EndpointError as error:
-            return None, str(error)
-        finally:
-            client.close()
-        if new:
-            Verdict.objects.bulk_create(
-                new,
-                update_conflicts=True,
-                unique_fields=["model", "rubric_version", "prompt_sha256"],
-                update_fields=["model"],
-            )
-    verdicts = {key: cached.get(digest) for key, digest in hashes.items()}
-    outcome = aggregate(test_set, items, verdicts, rubric)
-    note = f"Judged by {endpoint.model}: {len(to_send)} prompts sent, the rest from the cache."
-    if outcome.unavailable:
-        note += f" No verdict for {', '.join(outcome.unavailable)}: pending."
-    return outcome, note
-
-
-def build_report(
-    submission: Submission, rerun_metrics: dict[str, Any], *, failed_items: int = 0
-) -> dict[str, Any]:
-    """The discrepancy report: for each of the benchmark's metrics, in column order, the
-    self-reported value (the entry's newest scored run), the re-run's, the difference (re-run
-    minus self-reported) and whether it is within the benchmark's tolerance; a metric missing
-    on either side is "pending" (not comparable). `all_within`: at least one metric compared
-    and every compared one within the tolerance (pending metrics do not block)."""
-    benchmark = submission.benchmark
-    tolerance = benchmark.verification_tolerance
-    run = newest_scored_run(submission)
-    own = run.metrics if run is not None else {}
-    rows = []
-    for metric in benchmark.metrics.all():
-        self_value, rerun_value = own.get(metric.key), rerun_metrics.get(metric.key)
-        if self_value is None or rerun_value is None:
-            difference, within, status = None, None, "pending"
-        else:
-            difference = rerun_value - self_value
-            # A hair of float noise on a difference equal to the tolerance is not a failure.
-            within = abs(difference) <= tolerance + 1e-12
-            status = "within" if within else "outside"
-        rows.append(
-            {
-                "metric": metric.key,
-                "label": metric.label,
-                "self_reported": self_value,
-                "rerun": rerun_value,
-                "difference": difference,
-                "within": within,
-                "status": status,
-            }
-        )
-    compared = [row for row in rows if row["within"] is not None]
-    return {
-        "tolerance": tolerance,
-        "evaluation": run.pk if run is not None else None,
-        "rows": rows,
-        "compared": len(compared),
-        "pending": len(rows) - len(compared),
-        "failed_items": failed_items,
-        "all_within": bool(compared) and all(row["within"] for row in compared),
-    }
 
 
 # --- failing, cancelling --------------------------------------------------------------
