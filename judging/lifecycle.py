@@ -1,8 +1,8 @@
 """The life of a background job that runs in time slices on the worker cluster: one status
 writer, claiming a job for this worker, and reaping jobs whose worker died. Shared by the judge's
 jobs and the verification re-runs (`verifying`), whose models have the same fields: `status`
-(`JobStatus` values), `message`, `runs`, `worker`, `created_at`, `started_at`, `heartbeat_at`,
-`finished_at`.
+(`JobStatus` values), `message`, `runs`, `interruptions`, `worker`, `created_at`, `started_at`,
+`heartbeat_at`, `finished_at`.
 """
 
 from __future__ import annotations
@@ -95,11 +95,35 @@ def claim(kind: JobKind, job_id: int) -> Any | None:
             fresh = job.heartbeat_at and timezone.now() - job.heartbeat_at < kind.stale_after()
             if fresh and job.worker != worker_id():
                 return None
+            if not fresh and _interrupted_too_often(kind, job):
+                return None
             set_status(kind, job, JobStatus.QUEUED, note="picked up again")
-        if job.runs >= kind.max_runs():
-            transaction.on_commit(lambda: kind.fail(job, kind.too_many_runs))
+        if job.runs >= max_slices():
+            message = (
+                f"{kind.label} ran for {job.runs} time slices without finishing, the most one "
+                "may use (PODIUM_JOB_MAX_SLICES); nothing was published from it."
+            )
+            transaction.on_commit(lambda: kind.fail(job, message))
             return None
         return set_status(kind, job, JobStatus.RUNNING)
+
+
+def max_slices() -> int:
+    """How many time slices a job may run for: the bound on a job that never finishes (an
+    endpoint failing one prompt forever while answering the rest), far above any real job's."""
+    return getattr(settings, "PODIUM_JOB_MAX_SLICES", 200)
+
+
+def _interrupted_too_often(kind: JobKind, job: Any) -> bool:
+    """Count one more death of the job's worker; True (and the job failed once this commits)
+    when that makes `max_runs`. Only deaths count: a job handed back at the end of a time
+    slice may run for as many slices as it needs."""
+    job.interruptions += 1
+    job.save(update_fields=["interruptions"])
+    if job.interruptions < kind.max_runs():
+        return False
+    transaction.on_commit(lambda: kind.fail(job, kind.too_many_runs))
+    return True
 
 
 def reap(kind: JobKind) -> int:
@@ -121,8 +145,7 @@ def reap(kind: JobKind) -> int:
             ):
                 continue
             touched += 1
-            if job.runs >= kind.max_runs():
-                transaction.on_commit(lambda job=job: kind.fail(job, kind.too_many_runs))
+            if _interrupted_too_often(kind, job):
                 continue
             set_status(kind, job, JobStatus.QUEUED, note="requeued: its worker stopped beating")
             transaction.on_commit(lambda pk=pk: kind.enqueue(pk))

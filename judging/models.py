@@ -222,6 +222,9 @@ class JudgeJob(models.Model):
     last_transient_error = models.TextField(blank=True)
 
     runs = models.PositiveSmallIntegerField(default=0, help_text="Times a worker picked it up.")
+    interruptions = models.PositiveSmallIntegerField(
+        default=0, help_text="Times its worker died while running it (it fails at the limit)."
+    )
     worker = models.CharField(max_length=100, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)

@@ -251,6 +251,10 @@ if _q_redis_url:
 if Q_CLUSTER["retry"] <= Q_CLUSTER["timeout"]:
     raise ImproperlyConfigured("Q_RETRY must be greater than Q_TIMEOUT.")
 
+# A judge job or re-run runs in time slices and may use at most this many (200 slices of 450 s
+# are 25 hours); only a worker's death counts against PODIUM_JUDGE_MAX_RUNS (docs/judge.md).
+PODIUM_JOB_MAX_SLICES = env_int("PODIUM_JOB_MAX_SLICES", 200)
+
 # The LLM judge (docs/judge.md). A worker runs a judge job for a time slice well inside the
 # cluster's timeout, then queues it again; a running job beats every HEARTBEAT seconds, and one
 # silent for STALE seconds is handed out again by the reaper, at most MAX_RUNS times.

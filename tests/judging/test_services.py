@@ -10,7 +10,7 @@ from benchmark.scoring import load_predictions
 from benchmark.scoring.judge import aggregate, build_items
 from benchmark.selectors import active_testset, load_scoring_testset
 from core.exceptions import DomainError, InvalidTransition, JudgeUnavailable
-from judging import services
+from judging import lifecycle, services
 from judging.enums import ItemState, JobStatus
 from judging.models import JudgeEndpoint, JudgeItem, JudgeJob, Verdict
 from judging.standin import Faults, StandinJudge, deterministic_verdict
@@ -505,6 +505,54 @@ def test_the_reaper_requeues_a_job_whose_worker_stopped_beating(
     assert len(callbacks) == 1
 
 
+def test_a_job_runs_for_as_many_time_slices_as_it_needs(
+    scored_run, settings, django_capture_on_commit_callbacks
+):
+    """Only a dead worker counts against PODIUM_JUDGE_MAX_RUNS: a large job handed back at the
+    end of each of many slices is never failed as "stopped too many times"."""
+    settings.PODIUM_JUDGE_MAX_RUNS = 2
+    job = services.start_judge(scored_run, enqueue=False)
+    JudgeJob.objects.filter(pk=job.pk).update(runs=25)
+
+    with django_capture_on_commit_callbacks(execute=True):
+        services.run_job(job.pk)
+
+    job.refresh_from_db()
+    assert (job.state, job.runs, job.interruptions) == (JobStatus.DONE, 26, 0)
+
+
+def test_a_job_that_never_finishes_fails_at_its_last_time_slice(
+    scored_run, settings, django_capture_on_commit_callbacks
+):
+    settings.PODIUM_JOB_MAX_SLICES = 25
+    job = services.start_judge(scored_run, enqueue=False)
+    JudgeJob.objects.filter(pk=job.pk).update(runs=25)
+
+    with django_capture_on_commit_callbacks(execute=True):
+        assert services.run_job(job.pk) is None
+
+    job.refresh_from_db()
+    scored_run.refresh_from_db()
+    assert job.state == JobStatus.FAILED
+    assert job.message == (
+        "A judge job ran for 25 time slices without finishing, the most one may use "
+        "(PODIUM_JOB_MAX_SLICES); nothing was published from it."
+    )
+    assert scored_run.state == EvaluationStatus.SCORED
+
+
+def test_a_stale_job_claimed_again_counts_one_interruption(scored_run, settings):
+    settings.PODIUM_JUDGE_STALE_SECONDS = 0
+    job = services.start_judge(scored_run, enqueue=False)
+    JudgeJob.objects.filter(pk=job.pk).update(
+        status=JobStatus.RUNNING, worker="dead:1", heartbeat_at=services.timezone.now(), runs=1
+    )
+
+    claimed = lifecycle.claim(services.JUDGE_JOBS, job.pk)
+
+    assert (claimed.state, claimed.runs, claimed.interruptions) == (JobStatus.RUNNING, 2, 1)
+
+
 def test_the_reaper_fails_a_job_picked_up_too_often(
     scored_run, settings, django_capture_on_commit_callbacks
 ):
@@ -512,7 +560,11 @@ def test_the_reaper_fails_a_job_picked_up_too_often(
     settings.PODIUM_JUDGE_MAX_RUNS = 2
     job = services.start_judge(scored_run, enqueue=False)
     JudgeJob.objects.filter(pk=job.pk).update(
-        status=JobStatus.RUNNING, worker="dead:1", heartbeat_at=services.timezone.now(), runs=2
+        status=JobStatus.RUNNING,
+        worker="dead:1",
+        heartbeat_at=services.timezone.now(),
+        runs=2,
+        interruptions=1,
     )
 
     with django_capture_on_commit_callbacks(execute=True):
