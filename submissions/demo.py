@@ -24,6 +24,7 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 
+from accounts.roles import ensure_maintainers_group
 from benchmark.demo_testset import DEMO_FILENAMES, write_demo_files
 from benchmark.models import Benchmark
 from benchmark.selectors import active_testset
@@ -44,6 +45,10 @@ PUBLISHED_RESULTS_PATH = Path(__file__).resolve().parent / "data" / "medvidbench
 # The account a visitor can sign in with to try the site (local accounts are on in dev).
 DEMO_USERNAME = "demo"
 DEMO_PASSWORD = "podium-demo"
+# A maintainer for walking the verification path in the demo (staff, in the Maintainers group:
+# the admin's console, no superuser powers). Development machines only, like all of load_demo.
+DEMO_MAINTAINER_USERNAME = "maintainer"
+DEMO_MAINTAINER_PASSWORD = "podium-maintainer"
 
 
 @dataclass(frozen=True)
@@ -171,6 +176,7 @@ def load_demo(
     log(f"Imported {imported} published results.")
 
     user = _demo_user()
+    _demo_maintainer()
     submitted = 0
     for entry in DEMO_ENTRIES:
         if Submission.objects.filter(
@@ -208,6 +214,18 @@ def load_demo(
     for hook in _demo_hooks:
         hook(loaded)
     return DemoSummary(benchmark, imported, submitted, official, len(rows) - official)
+
+
+def _demo_maintainer() -> Any:
+    user, created = get_user_model().objects.get_or_create(
+        username=DEMO_MAINTAINER_USERNAME,
+        defaults={"email": "maintainer@example.org", "is_staff": True},
+    )
+    if created:
+        user.set_password(DEMO_MAINTAINER_PASSWORD)
+        user.save(update_fields=["password"])
+    user.groups.add(ensure_maintainers_group())
+    return user
 
 
 def _demo_user() -> Any:

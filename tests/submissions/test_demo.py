@@ -6,11 +6,18 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
+from accounts.roles import can_verify_entries
 from benchmark.demo_testset import DEMO_FILENAMES
 from benchmark.models import TestSet
 from benchmark.services import ensure_medvidbench, import_testset
 from core.models import AuditEvent
-from submissions.demo import DEMO_ENTRIES, DEMO_PASSWORD, DEMO_USERNAME
+from submissions.demo import (
+    DEMO_ENTRIES,
+    DEMO_MAINTAINER_PASSWORD,
+    DEMO_MAINTAINER_USERNAME,
+    DEMO_PASSWORD,
+    DEMO_USERNAME,
+)
 from submissions.models import BoardEntry, Evaluation, Submission
 from tests.benchmark.factories import small_ground_truth, write_ground_truth
 
@@ -73,6 +80,10 @@ def test_load_demo_builds_a_living_board_and_is_idempotent(
     demo_user = django_user_model.objects.get(username=DEMO_USERNAME)
     assert demo_user.check_password(DEMO_PASSWORD)
     assert {run.status for run in Evaluation.objects.filter(requested_by=demo_user)} == {"scored"}
+    maintainer = django_user_model.objects.get(username=DEMO_MAINTAINER_USERNAME)
+    assert maintainer.check_password(DEMO_MAINTAINER_PASSWORD)
+    assert (maintainer.is_staff, maintainer.is_superuser) == (True, False)
+    assert can_verify_entries(maintainer)
 
 
 def test_load_demo_refuses_to_replace_a_real_test_set(demo_dir, private_dir, tmp_path, records):

@@ -15,7 +15,13 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from core.exceptions import DomainError
-from submissions.demo import DEMO_PASSWORD, DEMO_USERNAME, load_demo
+from submissions.demo import (
+    DEMO_MAINTAINER_PASSWORD,
+    DEMO_MAINTAINER_USERNAME,
+    DEMO_PASSWORD,
+    DEMO_USERNAME,
+    load_demo,
+)
 
 
 class Command(BaseCommand):
@@ -53,6 +59,7 @@ class Command(BaseCommand):
                     f"{summary.benchmark.name}: {summary.official} official and "
                     f"{summary.community} community entries on the board "
                     f"({summary.imported} imported and {summary.submitted} scored now). "
-                    f"Sign in as {DEMO_USERNAME} / {DEMO_PASSWORD}."
+                    f"Sign in as {DEMO_USERNAME} / {DEMO_PASSWORD}; the admin as the "
+                    f"maintainer {DEMO_MAINTAINER_USERNAME} / {DEMO_MAINTAINER_PASSWORD}."
                 )
             )
