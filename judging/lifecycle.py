@@ -126,6 +126,16 @@ def _interrupted_too_often(kind: JobKind, job: Any) -> bool:
     return True
 
 
+def end_slice(kind: JobKind, job_id: int) -> None:
+    """Hand a running job back to the queue at the end of its worker's time slice: the next
+    slice continues from its items. A job cancelled or finished meanwhile is left alone."""
+    with transaction.atomic():
+        job = kind.model.objects.select_for_update().get(pk=job_id)
+        if job.status == JobStatus.RUNNING:
+            set_status(kind, job, JobStatus.QUEUED, note="time slice over")
+            transaction.on_commit(lambda: kind.enqueue(job_id))
+
+
 def reap(kind: JobKind) -> int:
     """Hand jobs whose worker stopped beating back to the queue (or fail them once they were
     picked up too often), and queue again jobs that have waited too long for a worker (a lost

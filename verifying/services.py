@@ -248,11 +248,7 @@ def run_job(
         if not complete:
             if _still_running(job):
                 _save_progress(job)
-                with transaction.atomic():
-                    locked = RerunJob.objects.select_for_update().get(pk=job.pk)
-                    if locked.state == RerunStatus.RUNNING:
-                        set_rerun_status(locked, RerunStatus.QUEUED, note="time slice over")
-                        transaction.on_commit(lambda: enqueue_job(job.pk))
+                lifecycle.end_slice(RERUN_JOBS, job.pk)
             return job
         return finish_job(job)
     except EndpointError as error:

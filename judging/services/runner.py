@@ -33,7 +33,7 @@ from .endpoints import (
     outage_limit_seconds,
     outage_probe_seconds,
 )
-from .jobs import JUDGE_JOBS, _fail_job, enqueue_job, finish_job, set_job_status
+from .jobs import JUDGE_JOBS, _fail_job, finish_job
 from .progress import Progress, forget_estimate, progress_estimate, save_progress
 
 logger = logging.getLogger(__name__)
@@ -233,11 +233,7 @@ def run_job(
         if not complete:
             if _still_running(job):
                 save_progress(job)
-                with transaction.atomic():
-                    locked = JudgeJob.objects.select_for_update().get(pk=job.pk)
-                    if locked.state == JobStatus.RUNNING:
-                        set_job_status(locked, JobStatus.QUEUED, note="time slice over")
-                        transaction.on_commit(lambda: enqueue_job(job.pk))
+                lifecycle.end_slice(JUDGE_JOBS, job.pk)
             return job
         return finish_job(job)
     except EndpointUnreachable as error:
