@@ -137,10 +137,15 @@ def end_slice(kind: JobKind, job_id: int) -> None:
 
 
 def reap(kind: JobKind) -> int:
-    """Hand jobs whose worker stopped beating back to the queue (or fail them once they were
-    picked up too often), and queue again jobs that have waited too long for a worker (a lost
-    task: a duplicate delivery is harmless, `claim` lets one worker through). Returns how many
+    """`reap_stale` and `requeue_lost` (the minute's Schedule runs both). Returns how many jobs
     were touched."""
+    return reap_stale(kind) + requeue_lost(kind)
+
+
+def reap_stale(kind: JobKind) -> int:
+    """Hand jobs whose worker stopped beating back to the queue, or fail them at their
+    `max_runs`-th interruption. Cheap and idempotent: every worker process runs it every few
+    seconds (`core.workers`), so a job whose worker died continues once it is stale."""
     now = timezone.now()
     stale_after = kind.stale_after()
     touched = 0
@@ -159,10 +164,19 @@ def reap(kind: JobKind) -> int:
                 continue
             set_status(kind, job, JobStatus.QUEUED, note="requeued: its worker stopped beating")
             transaction.on_commit(lambda pk=pk: kind.enqueue(pk))
+    return touched
+
+
+def requeue_lost(kind: JobKind) -> int:
+    """Queue again jobs that have waited longer than the broker's retry for a worker (a lost
+    task: a duplicate delivery is harmless, `claim` lets one worker through). Only the
+    minute's Schedule runs this: every few seconds it would queue such a job again and again."""
+    now = timezone.now()
     waiting = kind.model.objects.filter(
         status=JobStatus.QUEUED,
         created_at__lt=now - timedelta(seconds=settings.Q_CLUSTER.get("retry", 720)),
-    ).filter(Q(heartbeat_at__isnull=True) | Q(heartbeat_at__lt=now - stale_after * 5))
+    ).filter(Q(heartbeat_at__isnull=True) | Q(heartbeat_at__lt=now - kind.stale_after() * 5))
+    touched = 0
     for pk in waiting.values_list("pk", flat=True):
         kind.enqueue(pk)
         touched += 1

@@ -459,6 +459,11 @@ def reap_stale_reruns() -> int:
     return lifecycle.reap(RERUN_JOBS)
 
 
+def reap_dead_workers_reruns() -> int:
+    """Only the stale half of `reap_stale_reruns`, for the workers' few-second watchdog."""
+    return lifecycle.reap_stale(RERUN_JOBS)
+
+
 RERUN_JOBS = lifecycle.JobKind(
     model=RerunJob,
     label="A re-run",

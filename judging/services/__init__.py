@@ -44,7 +44,7 @@ from .jobs import (
     start_judge_if_automatic,
 )
 from .progress import Progress, job_progress
-from .reaper import reap_stale_jobs
+from .reaper import reap_dead_workers_jobs, reap_stale_jobs
 from .runner import run_job
 
 __all__ = [
@@ -66,6 +66,7 @@ __all__ = [
     "max_runs",
     "outage_limit_seconds",
     "outage_probe_seconds",
+    "reap_dead_workers_jobs",
     "reap_stale_jobs",
     "rerun_judge",
     "run_job",

@@ -9,6 +9,7 @@ from django.contrib.auth.models import Permission
 from benchmark.scoring import load_predictions
 from benchmark.scoring.judge import aggregate, build_items
 from benchmark.selectors import active_testset, load_scoring_testset
+from core import workers
 from core.exceptions import DomainError, InvalidTransition, JudgeUnavailable
 from judging import lifecycle, services
 from judging.enums import ItemState, JobStatus
@@ -18,6 +19,7 @@ from submissions.enums import EvaluationStatus
 from submissions.models import Evaluation, Submission
 from submissions.services import SubmissionDetails, create_submission, score_evaluation
 from tests.accounts.factories import UserFactory
+from verifying.services import reap_dead_workers_reruns
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db]
 
@@ -551,6 +553,23 @@ def test_a_stale_job_claimed_again_counts_one_interruption(scored_run, settings)
     claimed = lifecycle.claim(services.JUDGE_JOBS, job.pk)
 
     assert (claimed.state, claimed.runs, claimed.interruptions) == (JobStatus.RUNNING, 2, 1)
+
+
+def test_every_worker_reaps_dead_workers_jobs_but_only_the_schedule_requeues_lost_tasks(
+    scored_run, settings, django_capture_on_commit_callbacks
+):
+    assert {services.reap_dead_workers_jobs, reap_dead_workers_reruns} <= set(workers._reapers)
+    settings.Q_CLUSTER = {**settings.Q_CLUSTER, "retry": 0}
+    job = services.start_judge(scored_run, enqueue=False)  # queued, as if its task was lost
+
+    with django_capture_on_commit_callbacks(execute=False):
+        assert services.reap_dead_workers_jobs() == 0  # the watchdog's few-second round
+    with django_capture_on_commit_callbacks(execute=False):
+        # The minute's Schedule queues it again (the ORM broker's task is counted).
+        assert services.reap_stale_jobs() == 1
+
+    job.refresh_from_db()
+    assert job.state == JobStatus.QUEUED
 
 
 def test_the_reaper_fails_a_job_picked_up_too_often(
