@@ -22,9 +22,7 @@ or private path can be serialised.
 
 from __future__ import annotations
 
-import csv
 import hashlib
-import io
 import json
 import math
 from datetime import UTC, datetime
@@ -35,14 +33,13 @@ from django.conf import settings
 from django.core.cache import cache
 from django.http import HttpResponse
 from django.urls import path
-from django.utils import timezone
 from django.utils.cache import get_conditional_response, patch_cache_control
 from django.utils.http import http_date
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers
 from rest_framework.exceptions import NotFound, ValidationError
-from rest_framework.renderers import BaseRenderer, JSONRenderer
+from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -63,6 +60,7 @@ from submissions.selectors import (
 )
 
 from .benchmarks import NotFoundSerializer, visible_benchmark
+from .rankings_csv import CSVRenderer, csv_body, csv_filename
 
 # Part of every ETag and cache key: bump it when the rankings' representation changes, so no
 # client or cache keeps a body of the old shape.
@@ -337,103 +335,6 @@ def _iso(moment: datetime | None) -> str | None:
     return moment.astimezone(UTC).isoformat().removesuffix("+00:00") + "Z"
 
 
-# --- rankings: CSV --------------------------------------------------------------------------------
-
-
-def csv_header(keys: list[str]) -> list[str]:
-    """The HTML board's columns in its order (`submissions.selectors.board_columns`: rank,
-    model, team, the metrics, date), then the rest of a JSON row."""
-    return [
-        "rank",
-        "model",
-        "team",
-        *keys,
-        "date",
-        "board",
-        "verified",
-        "verified_at",
-        "submitted_at",
-        "judge_pending",
-        "judged_over",
-        "mean_rank",
-        "wins",
-        "rank_sum",
-        "normalized_sum",
-        "is_baseline",
-        "imported",
-        "model_url",
-        "paper_url",
-        "code_url",
-        "submission_id",
-        *[f"{key}_ranked_value" for key in keys],
-        *[f"{key}_rank" for key in keys],
-    ]
-
-
-def csv_body(rows: list[RankingRow], keys: list[str]) -> bytes:
-    """The rows as CSV, the same values as the JSON: floats at full precision (`repr`, as
-    JSON prints them), empty for null (the csv module writes None so), true/false for booleans."""
-    stream = io.StringIO()
-    writer = csv.writer(stream, lineterminator="\n")
-    writer.writerow(csv_header(keys))
-    lines = []
-    for row in rows:
-        body = row.body
-        metrics, tiebreakers = body["metrics"], body["tiebreakers"]
-        lines.append(
-            [
-                body["rank"],
-                body["model"],
-                body["team"],
-                *[metrics[key]["value"] for key in keys],
-                body["date"],
-                body["board"],
-                BOOLEAN_TEXT[body["verified"]],
-                body["verified_at"],
-                body["submitted_at"],
-                BOOLEAN_TEXT[body["judge_pending"]],
-                judged_over_text(body["judged_over"]),
-                body["mean_rank"],
-                body["wins"],
-                tiebreakers["rank_sum"],
-                tiebreakers["normalized_sum"],
-                BOOLEAN_TEXT[body["is_baseline"]],
-                BOOLEAN_TEXT[body["imported"]],
-                body["model_url"],
-                body["paper_url"],
-                body["code_url"],
-                body["submission_id"],
-                *[metrics[key]["ranked_value"] for key in keys],
-                *[metrics[key]["rank"] for key in keys],
-            ]
-        )
-    writer.writerows(lines)
-    return stream.getvalue().encode()
-
-
-def judged_over_text(judged_over: dict[str, dict[str, int]]) -> str:
-    """ "VS_llm 2460/2472" per metric accepted over a subset, "; " between; "" for none."""
-    return "; ".join(
-        f"{key} {counts['judged']}/{counts['items']}" for key, counts in judged_over.items()
-    )
-
-
-# As JSON spells them (the csv module would write True / False).
-BOOLEAN_TEXT = {True: "true", False: "false"}
-
-
-class CSVRenderer(BaseRenderer):
-    """Selects CSV in content negotiation (`?format=csv`, `.csv`, `Accept: text/csv`). The
-    rankings views build the body themselves; errors are always rendered as JSON."""
-
-    media_type = "text/csv"
-    format = "csv"
-    charset = "utf-8"
-
-    def render(self, data: Any, accepted_media_type: Any = None, renderer_context: Any = None):
-        return JSONRenderer().render(data)
-
-
 # --- views ----------------------------------------------------------------------------------------
 
 
@@ -499,7 +400,7 @@ class RankingsView(APIView):
         )
         if as_csv:
             response = HttpResponse(body, content_type="text/csv; charset=utf-8")
-            filename = _csv_filename(benchmark, query["board"], computed_at)
+            filename = csv_filename(benchmark, query["board"], computed_at)
             response["Content-Disposition"] = f'attachment; filename="{filename}"'
         else:
             response = HttpResponse(body, content_type="application/json")
@@ -668,11 +569,6 @@ def _page(
         "metrics": keys,
         "results": [row.body for row in rows[(number - 1) * size : number * size]],
     }
-
-
-def _csv_filename(benchmark: Benchmark, board: str, computed_at: datetime | None) -> str:
-    day = timezone.localdate(computed_at) if computed_at else timezone.localdate()
-    return f"{benchmark.slug}-{board}-rankings-{day.isoformat()}.csv"
 
 
 urlpatterns = [

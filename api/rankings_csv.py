@@ -1,0 +1,116 @@
+"""The rankings as CSV: the columns, the rows (the same values as the JSON rows of
+`api.rankings`), the renderer that selects CSV in content negotiation, and the file's name."""
+
+from __future__ import annotations
+
+import csv
+import io
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from django.utils import timezone
+from rest_framework.renderers import BaseRenderer, JSONRenderer
+
+from benchmark.models import Benchmark
+
+if TYPE_CHECKING:
+    from .rankings import RankingRow
+
+
+def csv_header(keys: list[str]) -> list[str]:
+    """The HTML board's columns in its order (`submissions.selectors.board_columns`: rank,
+    model, team, the metrics, date), then the rest of a JSON row."""
+    return [
+        "rank",
+        "model",
+        "team",
+        *keys,
+        "date",
+        "board",
+        "verified",
+        "verified_at",
+        "submitted_at",
+        "judge_pending",
+        "judged_over",
+        "mean_rank",
+        "wins",
+        "rank_sum",
+        "normalized_sum",
+        "is_baseline",
+        "imported",
+        "model_url",
+        "paper_url",
+        "code_url",
+        "submission_id",
+        *[f"{key}_ranked_value" for key in keys],
+        *[f"{key}_rank" for key in keys],
+    ]
+
+
+def csv_body(rows: list[RankingRow], keys: list[str]) -> bytes:
+    """The rows as CSV, the same values as the JSON: floats at full precision (`repr`, as
+    JSON prints them), empty for null (the csv module writes None so), true/false for booleans."""
+    stream = io.StringIO()
+    writer = csv.writer(stream, lineterminator="\n")
+    writer.writerow(csv_header(keys))
+    lines = []
+    for row in rows:
+        body = row.body
+        metrics, tiebreakers = body["metrics"], body["tiebreakers"]
+        lines.append(
+            [
+                body["rank"],
+                body["model"],
+                body["team"],
+                *[metrics[key]["value"] for key in keys],
+                body["date"],
+                body["board"],
+                BOOLEAN_TEXT[body["verified"]],
+                body["verified_at"],
+                body["submitted_at"],
+                BOOLEAN_TEXT[body["judge_pending"]],
+                judged_over_text(body["judged_over"]),
+                body["mean_rank"],
+                body["wins"],
+                tiebreakers["rank_sum"],
+                tiebreakers["normalized_sum"],
+                BOOLEAN_TEXT[body["is_baseline"]],
+                BOOLEAN_TEXT[body["imported"]],
+                body["model_url"],
+                body["paper_url"],
+                body["code_url"],
+                body["submission_id"],
+                *[metrics[key]["ranked_value"] for key in keys],
+                *[metrics[key]["rank"] for key in keys],
+            ]
+        )
+    writer.writerows(lines)
+    return stream.getvalue().encode()
+
+
+def judged_over_text(judged_over: dict[str, dict[str, int]]) -> str:
+    """ "VS_llm 2460/2472" per metric accepted over a subset, "; " between; "" for none."""
+    return "; ".join(
+        f"{key} {counts['judged']}/{counts['items']}" for key, counts in judged_over.items()
+    )
+
+
+# As JSON spells them (the csv module would write True / False).
+BOOLEAN_TEXT = {True: "true", False: "false"}
+
+
+class CSVRenderer(BaseRenderer):
+    """Selects CSV in content negotiation (`?format=csv`, `.csv`, `Accept: text/csv`). The
+    rankings views build the body themselves; errors are always rendered as JSON."""
+
+    media_type = "text/csv"
+    format = "csv"
+    charset = "utf-8"
+
+    def render(self, data: Any, accepted_media_type: Any = None, renderer_context: Any = None):
+        return JSONRenderer().render(data)
+
+
+def csv_filename(benchmark: Benchmark, board: str, computed_at: datetime | None) -> str:
+    day = timezone.localdate(computed_at) if computed_at else timezone.localdate()
+    return f"{benchmark.slug}-{board}-rankings-{day.isoformat()}.csv"
