@@ -267,6 +267,7 @@ class NotificationKind(models.TextChoices):
     WITHDRAWN = "withdrawn", "Withdrawn from the Official board"
     SCORING_FAILED = "scoring_failed", "Scoring failed"
     JUDGE_FAILED = "judge_failed", "LLM judge failed"
+    JUDGE_HELD = "judge_held", "LLM judge waiting for a maintainer"
 
 
 class Notification(models.Model):

@@ -51,6 +51,7 @@ KIND_STATE: dict[NotificationKind, str] = {
     NotificationKind.WITHDRAWN: VerificationStatus.WITHDRAWN.label,
     NotificationKind.SCORING_FAILED: "Scoring failed",
     NotificationKind.JUDGE_FAILED: "Scored; the LLM judge failed, its metrics are pending",
+    NotificationKind.JUDGE_HELD: "Scored; the LLM judge's metrics wait for a maintainer",
 }
 
 
@@ -213,6 +214,27 @@ def notify_judge_failed(evaluation_id: int, message: str) -> None:
     model, benchmark = submission.model_name, submission.benchmark.name
     text = f"The LLM judge could not finish {model} on {benchmark}: {message}"
     notify(submission, NotificationKind.JUDGE_FAILED, message=text)
+
+
+@_after_commit
+def notify_judge_held(evaluation_id: int, failed: int, total: int) -> None:
+    """Notify a run's owner that its judge job is held: some items got no usable verdict, so
+    nothing is published until a maintainer decides. `judging` calls it after the commit."""
+    evaluation = (
+        Evaluation.objects.select_related("submission__benchmark", "submission__owner")
+        .filter(pk=evaluation_id)
+        .first()
+    )
+    if evaluation is None:
+        return
+    submission = evaluation.submission
+    text = (
+        f"The LLM judge got no usable verdict for {failed:,} of {total:,} caption items of "
+        f"{submission.model_name} on {submission.benchmark.name}, so its caption metrics are "
+        "not published yet: the maintainers will either accept the judgement without those "
+        "items (the board then says so beside each metric) or judge again."
+    )
+    notify(submission, NotificationKind.JUDGE_HELD, message=text)
 
 
 def mark_notifications_read(user: Any) -> int:

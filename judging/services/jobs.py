@@ -17,7 +17,7 @@ from core.exceptions import DomainError, InvalidTransition, JudgeUnavailable
 from submissions.enums import EvaluationStatus
 from submissions.judge_step import copy_for_rejudge, publish_judge_metrics
 from submissions.models import Evaluation
-from submissions.notifications import notify_judge_failed
+from submissions.notifications import notify_judge_failed, notify_judge_held
 from submissions.services import set_evaluation_status
 
 from .. import lifecycle
@@ -228,6 +228,8 @@ def finish_job(job: JudgeJob) -> JudgeJob:
                     f"and judge again.{_last_error(job)}"
                 ),
             )
+            failed, total = progress.failed, progress.total
+            transaction.on_commit(lambda: notify_judge_held(locked.evaluation_id, failed, total))
             return locked
         set_job_status(locked, JobStatus.DONE, message=f"Judged: {_summary(outcome)}.")
         publish_judge_metrics(evaluation, outcome, note=f"judge job {job.pk}")

@@ -16,7 +16,7 @@ from judging.enums import ItemState, JobStatus
 from judging.models import JudgeEndpoint, JudgeItem, JudgeJob, Verdict
 from judging.standin import Faults, StandinJudge, deterministic_verdict
 from submissions.enums import EvaluationStatus
-from submissions.models import Evaluation, Submission
+from submissions.models import Evaluation, Notification, Submission
 from submissions.services import SubmissionDetails, create_submission, score_evaluation
 from tests.accounts.factories import UserFactory
 from verifying.services import reap_dead_workers_reruns
@@ -213,6 +213,26 @@ def test_an_item_failing_every_attempt_holds_the_job_and_publishes_nothing(score
     assert scored_run.state == EvaluationStatus.JUDGING
     assert [scored_run.metrics[name] for name in ("DVC_llm", "VS_llm", "RC_llm")] == [None] * 3
     assert services.run_job(job.pk) is None  # a held job is not picked up again
+
+
+def test_the_submitter_is_told_that_a_held_judgement_waits_for_a_maintainer(
+    scored_run, standin, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        job, _ = hold_with_one_bad_item(scored_run, standin)
+
+    assert job.state == JobStatus.HELD
+    notification = Notification.objects.get()
+    assert (notification.recipient, notification.kind) == (
+        scored_run.submission.owner,
+        "judge_held",
+    )
+    assert notification.message.startswith(
+        "The LLM judge got no usable verdict for 1 of 11 caption items of "
+    )
+    assert "the maintainers will either accept the judgement without those items" in (
+        notification.message
+    )
 
 
 def test_a_maintainer_accepts_a_held_judgement_and_the_board_says_what_it_excludes(
