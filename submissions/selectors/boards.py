@@ -1,0 +1,269 @@
+"""Reads for the board pages: the summary, the sort, the columns and the rows; and the About tab."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+from urllib.parse import urlencode
+
+from django.db.models import Count, Max
+
+from benchmark.models import Benchmark, Metric
+
+from ..enums import (
+    BoardKind,
+    SubmissionSource,
+)
+from ..models import BoardEntry
+from .entries import metric_value
+
+MEDALS = {1: "🥇", 2: "🥈", 3: "🥉"}
+
+# --- the board pages -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BoardSummary:
+    """How many rows each board has and when the board was last computed (None: never, or
+    nothing to show). `computed_at` changes on every recompute, so it keys cached pages."""
+
+    counts: dict[str, int]
+    computed_at: datetime | None
+
+
+def board_summary(benchmark: Benchmark) -> BoardSummary:
+    """Row counts per board and the time of the last recompute, in one query."""
+    rows = (
+        BoardEntry.objects.filter(benchmark=benchmark)
+        .values("board")
+        .annotate(count=Count("id"), computed_at=Max("computed_at"))
+        .order_by()
+    )
+    counts = {kind.value: 0 for kind in BoardKind}
+    computed_at = None
+    for row in rows:
+        counts[row["board"]] = row["count"]
+        computed_at = max(filter(None, [computed_at, row["computed_at"]]))
+    return BoardSummary(counts=counts, computed_at=computed_at)
+
+
+# Columns a board can be sorted by besides the metrics, with their first-click direction.
+FIXED_SORT_COLUMNS = {"rank": False, "model": False, "team": False, "date": True}
+
+
+@dataclass(frozen=True)
+class BoardSort:
+    """Which column orders a board table and which way. Sorting never changes the rank column."""
+
+    key: str = "rank"
+    descending: bool = False
+
+    @property
+    def direction(self) -> str:
+        return "desc" if self.descending else "asc"
+
+
+def first_click_descending(key: str, metrics: list[Metric]) -> bool:
+    """A column's natural direction: best first for a metric, newest first for the date."""
+    if key in FIXED_SORT_COLUMNS:
+        return FIXED_SORT_COLUMNS[key]
+    metric = next(metric for metric in metrics if metric.key == key)
+    return metric.higher_is_better
+
+
+def parse_board_sort(key: str | None, direction: str | None, metrics: list[Metric]) -> BoardSort:
+    """The sort a board URL asks for (`?sort=<column>&dir=asc|desc`); anything unknown falls
+    back to the rank order, so a stray parameter never errors and never fills the cache."""
+    keys = set(FIXED_SORT_COLUMNS) | {metric.key for metric in metrics}
+    if not key or key not in keys:
+        return BoardSort()
+    if direction in ("asc", "desc"):
+        return BoardSort(key, descending=direction == "desc")
+    return BoardSort(key, descending=first_click_descending(key, metrics))
+
+
+@dataclass(frozen=True)
+class BoardColumn:
+    """A header cell: its label, the one-click sort link, and whether it is the current sort."""
+
+    key: str
+    label: str
+    title: str
+    href: str
+    aria_sort: str  # "ascending" / "descending" on the sorted column, "" elsewhere
+    numeric: bool
+
+    @property
+    def label_parts(self) -> list[str]:
+        """The label cut after each `_` and `@`, where a narrow heading may wrap
+        ("TAG_" "mIoU@" "0.3"), never inside a word."""
+        return re.split(r"(?<=[_@])", self.label)
+
+
+def board_columns(metrics: list[Metric], sort: BoardSort) -> list[BoardColumn]:
+    """The board's header, in column order, each with a link that sorts by it: the first
+    click gives the natural direction, a click on the sorted column reverses it."""
+    fixed = [
+        ("rank", "Rank", "Rank on the board (mean rank over the metrics, then tiebreakers)"),
+        ("model", "Model", "Model name"),
+        ("team", "Team", "Team or institution"),
+    ]
+    columns = [(key, label, title, key == "rank") for key, label, title in fixed]
+    columns += [(metric.key, metric.key, metric.label, True) for metric in metrics]
+    columns.append(("date", "Date", "Verified on (official) or scored on (community)", False))
+    header = []
+    for key, label, title, numeric in columns:
+        if key == sort.key:
+            descending = not sort.descending
+            aria_sort = "descending" if sort.descending else "ascending"
+        else:
+            descending = first_click_descending(key, metrics)
+            aria_sort = ""
+        href = "?" + urlencode({"sort": key, "dir": "desc" if descending else "asc"})
+        header.append(BoardColumn(key, label, title, href, aria_sort, numeric))
+    return header
+
+
+@dataclass(frozen=True)
+class BoardCell:
+    text: str
+    css: str  # "best", "second", "pending", "missing" or ""
+    note: str = ""  # "over 2,460 of 2,472 items": a judge metric accepted over a subset
+
+
+@dataclass(frozen=True)
+class BoardRow:
+    """One row of a board table, ready to print."""
+
+    submission_id: int
+    rank: int
+    medal: str
+    mean_rank: float
+    wins: int
+    model_name: str
+    model_url: str
+    team: str
+    is_verified: bool
+    is_baseline: bool
+    is_imported: bool
+    verified_at: datetime | None
+    listed_at: datetime
+    values: dict[str, float | None]
+    cells: list[BoardCell]
+
+
+def board_rows(
+    benchmark: Benchmark,
+    *,
+    board: BoardKind,
+    sort: BoardSort | None = None,
+    metrics: list[Metric] | None = None,
+) -> list[BoardRow]:
+    """The rows of one board table, in rank order unless `sort` says otherwise.
+
+    Reads the materialised `BoardEntry` rows with their submissions in one query whatever the
+    board's size (plus one for the metrics unless the caller has them); ranks and highlights
+    were computed by `recompute_board`. Only published entries are ever materialised, so
+    evaluate-only runs never appear here.
+    """
+    if metrics is None:
+        metrics = list(benchmark.metrics.all())
+    entries = (
+        BoardEntry.objects.filter(benchmark=benchmark, board=board)
+        .select_related("submission")
+        .order_by("rank")
+    )
+    rows = [_board_row(entry, metrics) for entry in entries]
+    return sort_board_rows(rows, sort or BoardSort())
+
+
+def _board_row(entry: BoardEntry, metrics: list[Metric]) -> BoardRow:
+    submission = entry.submission
+    values = {metric.key: metric_value(entry.values.get(metric.key)) for metric in metrics}
+    cells = []
+    for metric in metrics:
+        value = values[metric.key]
+        if value is None:
+            pending = metric.is_judge_metric and entry.judge_pending
+            cells.append(
+                BoardCell("pending" if pending else "—", "pending" if pending else "missing")
+            )
+        else:
+            text = f"{value:.{metric.display_decimals}f}"
+            over = entry.judged_over.get(metric.key)
+            note = f"over {over['judged']:,} of {over['items']:,} items" if over else ""
+            cells.append(BoardCell(text, entry.highlights.get(metric.key, ""), note))
+    return BoardRow(
+        submission_id=submission.pk,
+        rank=entry.rank,
+        medal=MEDALS.get(entry.rank, ""),
+        mean_rank=entry.mean_rank,
+        wins=entry.wins,
+        model_name=submission.model_name,
+        model_url=submission.model_url,
+        team=submission.team_name or submission.institution,
+        is_verified=submission.is_verified,
+        is_baseline=submission.is_baseline,
+        is_imported=submission.source == SubmissionSource.IMPORTED,
+        verified_at=submission.verified_at,
+        listed_at=entry.listed_at,
+        values=values,
+        cells=cells,
+    )
+
+
+def sort_board_rows(rows: list[BoardRow], sort: BoardSort) -> list[BoardRow]:
+    """`rows` (in rank order) ordered by one column. Equal values keep their rank order, and
+    empty values (a missing metric, no team) go last whichever the direction."""
+    if sort.key == "rank":
+        return list(reversed(rows)) if sort.descending else list(rows)
+    if sort.key == "model":
+        value_of: Any = lambda row: row.model_name.casefold()  # noqa: E731
+    elif sort.key == "team":
+        value_of = lambda row: row.team.casefold() or None  # noqa: E731
+    elif sort.key == "date":
+        value_of = lambda row: row.listed_at  # noqa: E731
+    else:
+        value_of = lambda row: row.values.get(sort.key)  # noqa: E731
+    present = [row for row in rows if value_of(row) is not None]
+    empty = [row for row in rows if value_of(row) is None]
+    # A stable sort: rows with equal values stay in rank order, in either direction.
+    present.sort(key=value_of, reverse=sort.descending)
+    return present + empty
+
+
+# --- the About tab -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TextBlock:
+    kind: str  # "heading", "list", "numbered" or "paragraph"
+    lines: list[str]
+
+
+NUMBERED_LINE = re.compile(r"^\d+\.\s+")
+
+
+def about_blocks(text: str) -> list[TextBlock]:
+    """A benchmark's About text (plain text, blocks separated by blank lines) as blocks: a
+    block of "- " lines is a list, of "1. " lines a numbered list, a single short line without
+    a final full stop a heading, anything else a paragraph. The text is maintainers' plain
+    text, so the template escapes every line."""
+    blocks = []
+    for chunk in re.split(r"\n\s*\n", text.strip()):
+        lines = [line.strip() for line in chunk.splitlines() if line.strip()]
+        if not lines:
+            continue
+        if all(line.startswith("- ") for line in lines):
+            blocks.append(TextBlock("list", [line[2:] for line in lines]))
+        elif all(NUMBERED_LINE.match(line) for line in lines[1:]) and len(lines) > 1:
+            heading, *items = lines
+            blocks.append(TextBlock("paragraph", [heading]))
+            blocks.append(TextBlock("numbered", [NUMBERED_LINE.sub("", item) for item in items]))
+        elif len(lines) == 1 and len(lines[0]) <= 60 and not lines[0].endswith((".", ":")):
+            blocks.append(TextBlock("heading", lines))
+        else:
+            blocks.append(TextBlock("paragraph", [" ".join(lines)]))
+    return blocks

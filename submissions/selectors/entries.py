@@ -1,0 +1,114 @@
+"""Reads of entries and their runs, and the ranking's inputs (shared by `recompute_board` and
+`would_be_rank`)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from django.db.models import OuterRef, QuerySet, Subquery
+
+from benchmark.models import Benchmark, Metric
+from benchmark.scoring.ranking import Entry, MetricSpec, RankingPolicy
+
+from ..enums import (
+    STATES_WITH_SCORES,
+)
+from ..models import Evaluation, Submission
+
+# --- submissions ---------------------------------------------------------------------------------
+
+
+def submissions_for_user(user: Any, *, benchmark: Benchmark | None = None) -> QuerySet[Submission]:
+    """The user's own submissions, newest first, each annotated with its newest run's
+    `latest_status` and carrying its board entry (if published and ranked). None for an
+    anonymous user."""
+    if not getattr(user, "is_authenticated", False):
+        return Submission.objects.none()
+    newest_run = Evaluation.objects.filter(submission=OuterRef("pk")).order_by("-created_at", "-id")
+    submissions = (
+        Submission.objects.filter(owner=user)
+        .select_related("benchmark", "board_entry")
+        .annotate(latest_status=Subquery(newest_run.values("status")[:1]))
+        .order_by("-created_at", "-id")
+    )
+    if benchmark is not None:
+        submissions = submissions.filter(benchmark=benchmark)
+    return submissions
+
+
+def submission_for_user(user: Any, pk: int) -> Submission:
+    """The submission `pk` if `user` owns it or is staff; `Submission.DoesNotExist` otherwise
+    (the page then 404s: another person's entry is not even confirmed to exist)."""
+    submissions = Submission.objects.select_related("benchmark")
+    if not getattr(user, "is_authenticated", False):
+        raise Submission.DoesNotExist
+    if not user.is_staff:
+        submissions = submissions.filter(owner=user)
+    return submissions.get(pk=pk)
+
+
+def published_name_taken(benchmark: Benchmark, model_name: str) -> bool:
+    """Whether a published entry on `benchmark` already has this model name (case-insensitive)."""
+    return Submission.objects.filter(
+        benchmark=benchmark, publish=True, model_name__iexact=model_name
+    ).exists()
+
+
+def latest_evaluation(submission: Submission) -> Evaluation | None:
+    """The submission's newest run, whatever its state."""
+    return submission.evaluations.order_by("-created_at", "-id").first()
+
+
+# --- ranking inputs (shared by recompute_board and would_be_rank) --------------------------------
+
+
+def ranking_policy(benchmark: Benchmark) -> RankingPolicy:
+    """The benchmark's tie method and rounding as the pure ranking function takes them."""
+    return RankingPolicy(tie_method=str(benchmark.tie_method), decimals=benchmark.ranking_decimals)
+
+
+def metric_specs(metrics: list[Metric]) -> list[MetricSpec]:
+    return [MetricSpec(metric.key, higher_is_better=metric.higher_is_better) for metric in metrics]
+
+
+def metric_value(value: Any) -> float | None:
+    """A stored metric value as a number, or None (missing, pending, or not a finite number)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+def ranking_entry(key: int, name: str, stored: dict[str, Any], metrics: list[Metric]) -> Entry:
+    """One row for `rank_entries`. A pending judge metric is None, so it ranks last."""
+    return Entry(
+        key=key,
+        name=name,
+        values={metric.key: metric_value(stored.get(metric.key)) for metric in metrics},
+    )
+
+
+def board_candidates(benchmark: Benchmark) -> list[Evaluation]:
+    """The run each published entry of `benchmark` shows: its newest run that has scores
+    (scored, judging or complete), with its submission. Entries without one are not listed."""
+    runs = (
+        Evaluation.objects.filter(
+            submission__benchmark=benchmark,
+            submission__publish=True,
+            status__in=STATES_WITH_SCORES,
+        )
+        .select_related("submission")
+        .order_by("submission_id", "-created_at", "-id")
+    )
+    newest: dict[int, Evaluation] = {}
+    for run in runs:
+        newest.setdefault(run.submission_id, run)
+    return list(newest.values())
+
+
+def newest_scored_run(submission: Submission) -> Evaluation | None:
+    return (
+        submission.evaluations.filter(status__in=STATES_WITH_SCORES)
+        .order_by("-created_at", "-id")
+        .first()
+    )

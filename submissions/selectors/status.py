@@ -1,0 +1,259 @@
+"""Reads for a submission's own pages: its status, metrics, format report and would-be rank."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from benchmark.enums import RankingScope
+from benchmark.models import Metric
+from benchmark.scoring.ranking import rank_entries
+
+from ..enums import (
+    STATES_JUDGE_PENDING,
+    STATUS_TIMESTAMP_FIELD,
+    BoardKind,
+    EvaluationStatus,
+)
+from ..models import BoardEntry, Evaluation, Submission
+from .entries import (
+    latest_evaluation,
+    metric_specs,
+    metric_value,
+    newest_scored_run,
+    ranking_entry,
+    ranking_policy,
+)
+
+# How many of the submitter's unparsed answers the status page shows per task, and how much
+# of each (they are the submitter's own text, never a reference answer).
+UNPARSED_EXAMPLES_SHOWN = 3
+UNPARSED_EXAMPLE_CHARS = 300
+
+# --- a submission's own pages --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class WouldBeRank:
+    """Where an evaluate-only entry would stand if it were published (shown to its owner)."""
+
+    rank: int
+    out_of: int
+    mean_rank: float
+    board: BoardKind
+    scope: str
+
+
+def would_be_rank(submission: Submission, *, viewer: Any) -> WouldBeRank | None:
+    """The rank an evaluate-only entry would have among the current published entries.
+
+    Only its owner sees it (None for anyone else, for a published entry, or before the run has
+    scores). Computed on the fly with the benchmark's ranking function and policy, against the
+    same rows its board rank would be computed against: the union of both boards under the
+    global scope, the Community board (where an unverified entry lands) under the per-board one.
+    """
+    if submission.publish or viewer is None or viewer.pk != submission.owner_id:
+        return None
+    run = newest_scored_run(submission)
+    benchmark = submission.benchmark
+    metrics = list(benchmark.metrics.all())
+    if run is None or not metrics:
+        return None
+    published = BoardEntry.objects.filter(benchmark=benchmark)
+    if benchmark.ranking_scope == RankingScope.PER_BOARD:
+        published = published.filter(board=BoardKind.COMMUNITY)
+    entries = [
+        ranking_entry(submission_id, name, values, metrics)
+        for submission_id, name, values in published.values_list(
+            "submission_id", "submission__model_name", "values"
+        )
+    ]
+    entries.append(ranking_entry(submission.pk, submission.model_name, run.metrics, metrics))
+    ranked = rank_entries(entries, metric_specs(metrics), ranking_policy(benchmark))
+    mine = next(row for row in ranked if row.key == submission.pk)
+    return WouldBeRank(
+        rank=mine.rank,
+        out_of=len(ranked),
+        mean_rank=mine.mean_rank,
+        board=BoardKind.COMMUNITY,
+        scope=str(benchmark.ranking_scope),
+    )
+
+
+@dataclass(frozen=True)
+class Step:
+    label: str
+    state: str  # "done", "current", "todo"
+
+
+@dataclass(frozen=True)
+class MetricLine:
+    key: str
+    label: str
+    text: str
+    css: str  # "pending", "missing" or ""
+    scored: int | None
+    total: int | None
+
+
+@dataclass(frozen=True)
+class UnparsedAnswer:
+    row: int
+    sample_id: str
+    prediction: str
+
+
+@dataclass(frozen=True)
+class TaskFormat:
+    """How many of one task's answers the scorer's parser could read."""
+
+    task: str
+    parsed: int
+    total: int
+    examples: list[UnparsedAnswer]
+
+    @property
+    def percent(self) -> float | None:
+        """The share parsed, or None when the task had no answers to parse."""
+        return 100.0 * self.parsed / self.total if self.total else None
+
+
+@dataclass(frozen=True)
+class DatasetBreakdown:
+    """Per-dataset values: one row per dataset, one column per metric that has any."""
+
+    metrics: list[Metric]
+    rows: list[tuple[str, list[str]]]
+
+
+@dataclass(frozen=True)
+class SubmissionStatus:
+    """Everything the status page shows about a submission, for its owner (or staff)."""
+
+    submission: Submission
+    evaluation: Evaluation | None
+    steps: list[Step]
+    polling: bool
+    metrics: list[MetricLine]
+    per_dataset: DatasetBreakdown | None
+    formats: list[TaskFormat]
+    board_entry: BoardEntry | None
+    would_be_rank: WouldBeRank | None
+
+    @property
+    def has_scores(self) -> bool:
+        return self.evaluation is not None and self.evaluation.state.has_scores
+
+
+# The steps a run goes through, as the progress indication shows them.
+PROGRESS_STEPS = [
+    EvaluationStatus.RECEIVED,
+    EvaluationStatus.QUEUED,
+    EvaluationStatus.SCORING,
+    EvaluationStatus.SCORED,
+    EvaluationStatus.JUDGING,
+    EvaluationStatus.COMPLETE,
+]
+# While a run is in one of these states something is about to change: the page polls.
+POLLING_STATES = frozenset(
+    {
+        EvaluationStatus.RECEIVED,
+        EvaluationStatus.QUEUED,
+        EvaluationStatus.SCORING,
+        EvaluationStatus.JUDGING,
+    }
+)
+
+
+def submission_status(submission: Submission, *, viewer: Any) -> SubmissionStatus:
+    """The status page of a submission the viewer may see (`submission_for_user` checked it).
+
+    Only aggregates from the run's stored result appear: the ten metrics, per-dataset values,
+    and the format report with a few of the submitter's own unparsed answers. Per-sample
+    scores and reference answers are never part of a result, so they cannot leak here.
+    """
+    evaluation = latest_evaluation(submission)
+    metrics = list(submission.benchmark.metrics.all())
+    board_entry = BoardEntry.objects.filter(submission=submission).first()
+    if evaluation is None:
+        return SubmissionStatus(submission, None, [], False, [], None, [], board_entry, None)
+    result = evaluation.result or {}
+    return SubmissionStatus(
+        submission=submission,
+        evaluation=evaluation,
+        steps=_progress(evaluation),
+        polling=evaluation.state in POLLING_STATES,
+        metrics=_metric_lines(evaluation, metrics) if evaluation.state.has_scores else [],
+        per_dataset=_per_dataset(result, metrics),
+        formats=_formats(result),
+        board_entry=board_entry,
+        would_be_rank=would_be_rank(submission, viewer=viewer),
+    )
+
+
+def _progress(evaluation: Evaluation) -> list[Step]:
+    steps = []
+    for state in PROGRESS_STEPS:
+        if state == evaluation.state:
+            progress = "done" if state == EvaluationStatus.COMPLETE else "current"
+        elif getattr(evaluation, STATUS_TIMESTAMP_FIELD[state]) is not None:
+            progress = "done"
+        else:
+            progress = "todo"
+        steps.append(Step(EvaluationStatus(state).label, progress))
+    return steps
+
+
+def _metric_lines(evaluation: Evaluation, metrics: list[Metric]) -> list[MetricLine]:
+    counts = (evaluation.result or {}).get("counts", {})
+    pending = evaluation.state in STATES_JUDGE_PENDING
+    lines = []
+    for metric in metrics:
+        value = metric_value(evaluation.metrics.get(metric.key))
+        count = counts.get(metric.key, {})
+        if value is not None:
+            text, css = f"{value:.{metric.display_decimals}f}", ""
+        elif metric.is_judge_metric and pending:
+            text, css = "pending", "pending"
+        else:
+            text, css = "—", "missing"
+        lines.append(
+            MetricLine(metric.key, metric.label, text, css, count.get("scored"), count.get("total"))
+        )
+    return lines
+
+
+def _per_dataset(result: dict[str, Any], metrics: list[Metric]) -> DatasetBreakdown | None:
+    per_dataset: dict[str, dict[str, float]] = result.get("per_dataset") or {}
+    shown = [metric for metric in metrics if per_dataset.get(metric.key)]
+    if not shown:
+        return None
+    datasets = sorted({name for metric in shown for name in per_dataset[metric.key]})
+    rows = []
+    for dataset in datasets:
+        cells = []
+        for metric in shown:
+            value = metric_value(per_dataset[metric.key].get(dataset))
+            cells.append("—" if value is None else f"{value:.{metric.display_decimals}f}")
+        rows.append((dataset, cells))
+    return DatasetBreakdown(metrics=shown, rows=rows)
+
+
+def _formats(result: dict[str, Any]) -> list[TaskFormat]:
+    examples = result.get("unparsed_examples") or {}
+    formats = []
+    for task, count in sorted((result.get("parsed") or {}).items()):
+        shown = [
+            UnparsedAnswer(
+                row=example["row"],
+                sample_id=example["id"],
+                prediction=_clip(example["prediction"], UNPARSED_EXAMPLE_CHARS),
+            )
+            for example in examples.get(task, [])[:UNPARSED_EXAMPLES_SHOWN]
+        ]
+        formats.append(TaskFormat(task, count["parsed"], count["total"], shown))
+    return formats
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
