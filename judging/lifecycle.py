@@ -7,6 +7,7 @@ jobs and the verification re-runs (`verifying`), whose models have the same fiel
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
@@ -40,6 +41,38 @@ class JobKind:
     fail: Callable[[Any, str], Any]
     too_many_runs: str
     select_related: tuple[str, ...] = ("endpoint",)
+
+
+class Slice:
+    """A worker's time slice of a job, for `client.run_bounded`: `tick` beats at most every
+    `heartbeat` seconds (`beat` saves the progress and the heartbeat) and notices a job that
+    was cancelled meanwhile (`still_running`); `should_stop` once it was, or once `budget`
+    seconds have passed (None: no limit)."""
+
+    def __init__(
+        self,
+        *,
+        budget: float | None,
+        heartbeat: float,
+        still_running: Callable[[], bool],
+        beat: Callable[[], None],
+    ) -> None:
+        self.deadline = None if budget is None else time.monotonic() + budget
+        self.heartbeat = heartbeat
+        self.still_running = still_running
+        self.beat = beat
+        self.last_beat = time.monotonic()
+        self.cancelled = False
+
+    def tick(self) -> None:
+        if time.monotonic() - self.last_beat < self.heartbeat:
+            return
+        self.last_beat = time.monotonic()
+        self.cancelled = not self.still_running()
+        self.beat()
+
+    def should_stop(self) -> bool:
+        return self.cancelled or (self.deadline is not None and time.monotonic() > self.deadline)
 
 
 def set_status(

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -296,22 +295,18 @@ def _send(
     config = job.endpoint.config()
     client = ModelClient(config)
     items = {item.sample_index: item for item in pending}
-    deadline = None if time_budget is None else time.monotonic() + time_budget
-    last_beat = time.monotonic()
-    cancelled = False
 
-    def tick() -> None:
-        nonlocal last_beat, cancelled
-        if time.monotonic() - last_beat < heartbeat_seconds():
-            return
-        last_beat = time.monotonic()
-        cancelled = not _still_running(job)
+    def beat() -> None:
         progress = _save_progress(job)
         if on_progress:
             on_progress(progress)
 
-    def should_stop() -> bool:
-        return cancelled or (deadline is not None and time.monotonic() > deadline)
+    clock = lifecycle.Slice(
+        budget=time_budget,
+        heartbeat=heartbeat_seconds(),
+        still_running=lambda: _still_running(job),
+        beat=beat,
+    )
 
     def on_answers(answers: list[Answer]) -> None:
         _record(answers, items)
@@ -328,8 +323,8 @@ def _send(
             batch=max(1, config.concurrency // 2),
             backoff=backoff(),
             outage=outage("model endpoint"),
-            should_stop=should_stop,
-            tick=tick,
+            should_stop=clock.should_stop,
+            tick=clock.tick,
             tick_seconds=min(1.0, heartbeat_seconds()),
         )
     finally:

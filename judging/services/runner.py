@@ -271,22 +271,19 @@ def _send(
         cap=outage_probe_seconds(),
         state=OutageState(job.unreachable_since, job.next_try_at, job.last_transient_error),
     )
-    deadline = None if time_budget is None else time.monotonic() + time_budget
-    last_beat = time.monotonic()
-    cancelled = False
 
-    def tick() -> None:
-        nonlocal last_beat, cancelled
-        if time.monotonic() - last_beat < heartbeat_seconds():
-            return
-        last_beat = time.monotonic()
-        cancelled = not _still_running(job)
+    def beat() -> None:
         progress = save_progress(job, outage=outage.state())
         if on_progress:
             on_progress(progress)
 
-    def should_stop() -> bool:
-        return cancelled or (deadline is not None and time.monotonic() > deadline)
+    clock = lifecycle.Slice(
+        budget=time_budget,
+        heartbeat=heartbeat_seconds(),
+        still_running=lambda: _still_running(job),
+        beat=beat,
+    )
+    should_stop, tick = clock.should_stop, clock.tick
 
     def on_outcomes(outcomes: list[Outcome]) -> None:
         _record(job, outcomes, items, duplicates)
