@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import heapq
 import itertools
 from collections.abc import Sequence
 
@@ -22,14 +23,29 @@ def has_overlap(events: Sequence[CaptionEvent]) -> bool:
 
 def flatten_overlaps(events: Sequence[CaptionEvent]) -> list[CaptionEvent]:
     """Cut overlapping events at every boundary; each piece keeps the longest covering
-    event's caption (the first one listed on ties). Uncovered gaps are dropped."""
+    event's caption (the first one listed on ties). Uncovered gaps are dropped.
+
+    A sweep over the sorted boundaries, O(n log n): events enter a heap ordered by (longest,
+    first listed) at their start and leave it lazily once they end. Every start and end is a
+    boundary, so an event that has started and not ended covers the whole piece; one that is
+    empty or reversed (end <= start) never covers any, as in the definition (an event covers
+    [a, b) when start < b and end > a). The results equal the direct O(n^2) definition's,
+    which the tests compare on random and adversarial inputs.
+    """
     points = sorted({event.start for event in events} | {event.end for event in events})
+    by_start = sorted(range(len(events)), key=lambda index: events[index].start)
+    active: list[tuple[float, int]] = []  # (-length, position in `events`): the top is the longest
     pieces = []
+    entered = 0
     for start, end in itertools.pairwise(points):
-        covering = [event for event in events if event.start < end and event.end > start]
-        if covering:
-            longest = max(covering, key=lambda event: event.end - event.start)
-            pieces.append(CaptionEvent(start, end, longest.caption))
+        while entered < len(by_start) and events[by_start[entered]].start <= start:
+            index = by_start[entered]
+            heapq.heappush(active, (-(events[index].end - events[index].start), index))
+            entered += 1
+        while active and events[active[0][1]].end <= start:
+            heapq.heappop(active)
+        if active:
+            pieces.append(CaptionEvent(start, end, events[active[0][1]].caption))
     return pieces
 
 

@@ -1,4 +1,8 @@
+import itertools
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from benchmark.scoring.metrics.dense_captioning import (
     activitynet_iou,
@@ -119,3 +123,56 @@ def test_absurd_times_do_not_crash_the_scorer():
     assert parse_dense_captions("9" * 400 + "-1.0 seconds: x") == []
     outcome = dvc_metric([dvc_record([(0, 10, "x")])], [f"0.0-{huge} seconds: x"])
     assert outcome.metrics[DVC_F1].value == 0.0
+
+
+def flatten_by_definition(events):
+    """The flattening as the official scorer defines it, one scan of every event per piece
+    (O(n^2)): the reference the sweep must equal."""
+    points = sorted({event.start for event in events} | {event.end for event in events})
+    pieces = []
+    for start, end in itertools.pairwise(points):
+        covering = [event for event in events if event.start < end and event.end > start]
+        if covering:
+            longest = max(covering, key=lambda event: event.end - event.start)
+            pieces.append(CaptionEvent(start, end, longest.caption))
+    return pieces
+
+
+# Few distinct times, so events share boundaries, nest, tie in length and repeat.
+times = st.sampled_from([0.0, 0.5, 1.0, 2.5, 3.0, 7.25, 10.0, 10.5, 40.0])
+caption_events = st.builds(CaptionEvent, times, times, st.sampled_from("abcdefgh"))
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(caption_events, max_size=30))
+def test_flatten_equals_the_definition_on_any_events(events):
+    # Reversed and empty events included: they cover nothing, in both.
+    assert flatten_overlaps(events) == flatten_by_definition(events)
+
+
+@pytest.mark.parametrize(
+    "events",
+    [
+        # Nested: every piece but the outermost's ends is covered by all, the outermost wins.
+        [CaptionEvent(i, 200 - i, f"e{i}") for i in range(100)],
+        # Equal lengths, staggered: ties go to the first listed.
+        [CaptionEvent(i, i + 10, f"e{i}") for i in range(50)],
+        # The same span listed twice: the first caption, in both.
+        [CaptionEvent(0, 10, "first"), CaptionEvent(0, 10, "second"), CaptionEvent(5, 7, "x")],
+        # Listed in reverse order of start.
+        [CaptionEvent(30 - i, 31 + i, f"e{i}") for i in range(30)],
+    ],
+    ids=["nested", "equal-lengths", "repeated-span", "reverse-listed"],
+)
+def test_flatten_equals_the_definition_on_adversarial_events(events):
+    assert flatten_overlaps(events) == flatten_by_definition(events)
+
+
+def test_the_issues_twenty_thousand_nested_events_flatten_as_defined():
+    # The answer from issue 11 (the definition takes ~30 s on it; bench/dvc_overlaps.py times
+    # both): every piece lies inside event 0, the longest, so every piece keeps its caption.
+    events = [CaptionEvent(float(i), float(40_000 - i), f"step {i}") for i in range(20_000)]
+    pieces = flatten_overlaps(events)
+    assert len(pieces) == 39_999
+    assert {piece.caption for piece in pieces} == {"step 0"}
+    assert pieces[19_999] == CaptionEvent(19_999.0, 20_001.0, "step 0")
