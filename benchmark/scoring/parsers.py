@@ -14,16 +14,18 @@ from dataclasses import dataclass
 # --- temporal action localisation (tal) --------------------------------------
 
 # Every "number - number" pair is a (start, end) segment in seconds.
-_TAL_RANGE = re.compile(r"(\d+(?:\.\d+)?)\s*-\s*(\d+(?:\.\d+)?)")
+_TAL_RANGE = re.compile(r"(?<!\d)(\d++(?:\.\d++)?)\s*+-\s*+(\d++(?:\.\d++)?)")
 # Zero-shot fallbacks: "from 12.1 to 117.0", "113.2s to 163.4s", "10 seconds to 15 seconds".
 _TAL_FROM_TO = re.compile(
-    r"(?:from|is from|takes place from)?\s*"
-    r"(\d+(?:\.\d+)?)(?:s| seconds?)?\s*"
-    r"to\s*"
-    r"(\d+(?:\.\d+)?)(?:s| seconds?)?",
+    r"(?!(?<=\d)\d)(?!(?<=\s)\s)(?:from|is from|takes place from)?\s*+"
+    r"(\d++(?:\.\d++)?)(?:s| seconds?)?\s*+"
+    r"to\s*+"
+    r"(\d++(?:\.\d++)?)(?:s| seconds?)?",
     flags=re.IGNORECASE,
 )
-_TAL_CLOCK = re.compile(r"(\d+):(\d+):(\d+)\s+to\s+(\d+):(\d+):(\d+)", flags=re.IGNORECASE)
+_TAL_CLOCK = re.compile(
+    r"(?<!\d)(\d++):(\d++):(\d++)\s++to\s++(\d++):(\d++):(\d++)", flags=re.IGNORECASE
+)
 
 
 def parse_tal(text: str) -> list[tuple[float, float]]:
@@ -51,7 +53,7 @@ def parse_tal(text: str) -> list[tuple[float, float]]:
 # Deviation (docs/scoring.md): a coordinate this large is no coordinate (its area would
 # overflow a double and turn the IoU into NaN), so such a box counts as malformed.
 MAX_COORDINATE = 2.0**60
-_STG_KEYED_BOX = re.compile(r"(\d+(?:\.\d+)?)\s+seconds:\s*\[([^\]]+)\]")
+_STG_KEYED_BOX = re.compile(r"(?<!\d)(\d++(?:\.\d++)?)\s++seconds:\s*+\[([^\]]++)\]")
 _STG_BARE_BOX = re.compile(r"\[\[([\d\s,]+)\]\]")
 
 
@@ -126,14 +128,14 @@ class CaptionEvent:
 
 
 _DVC_EVENT = re.compile(
-    r"(\d+(?:\.\d+)?)-(\d+(?:\.\d+)?)\s+seconds?:\s+(.*?)"
-    r"(?=\n\d+(?:\.\d+)?-\d+(?:\.\d+)?\s+seconds?:|\Z)",
+    r"(?<!\d)(\d++(?:\.\d++)?)-(\d++(?:\.\d++)?)\s++seconds?:\s++(.*?)"
+    r"(?=\n\d++(?:\.\d++)?-\d++(?:\.\d++)?\s++seconds?:|\Z)",
     flags=re.DOTALL,
 )
 # The official zero-shot fallback, applied line by line when the strict form finds nothing.
 _DVC_ZERO_SHOT = re.compile(
     r"(?:\*\*Start Time:\*\*|Start\s*\(?Time\)?|Time\s*Range:|Time\s*Interval:|^|\n)"
-    r"\s*(\d+\.?\d*)\s*[-\u2013]\s*(\d+\.?\d*)\s*seconds?.*?(?:\*\*Description:\*\*|-)\s*(.+?)(?=\n\d|$)",
+    r"\s*+(\d++\.?+\d*+)\s*+[-\u2013]\s*+(\d++\.?+\d*+)\s*+seconds?.*?(?:\*\*Description:\*\*|-)\s*(.+?)(?=\n\d|$)",
     flags=re.DOTALL,
 )
 
@@ -163,8 +165,8 @@ def parse_dense_captions(text: str) -> list[CaptionEvent]:
 
 # --- skill assessment ----------------------------------------------------------
 
-_SKILL_SCORE = re.compile(r"(\d+)/5")
-_SKILL_ASPECT = re.compile(r"([^:]+?):\s*(\d+)/5")
+_SKILL_SCORE = re.compile(r"(?<!\d)(\d++)/5")
+_SKILL_ASPECT = re.compile(r"(?:^|(?<=:))([^:]++):\s*+(\d++)/5")
 
 
 def has_skill_score(text: str) -> bool:
