@@ -132,12 +132,14 @@ def _parse(raw: bytes) -> Any:
     try:
         return strict_json.loads(text)
     except json.JSONDecodeError as error:
-        empty = " (the file is empty)" if not text.strip() else ""
+        hint = " (the file is empty)" if not text.strip() else ""
+        if error.msg == "Extra data":
+            hint = " (a file holds one JSON list; JSON Lines, one object per line, is not read)"
         raise PredictionsError(
             [
                 Problem(
                     f"not valid JSON: {error.msg} at line {error.lineno}, column {error.colno}"
-                    f"{empty}"
+                    f"{hint}"
                 )
             ]
         ) from None
@@ -154,17 +156,8 @@ def _utf8_text(raw: bytes) -> str:
                     )
                 ]
             )
-    if b"\x00" in raw:  # never in JSON text; UTF-16 without a byte-order mark is full of them
-        raise PredictionsError(
-            [
-                Problem(
-                    "the file is not UTF-8 text: it holds NUL bytes, as UTF-16 or UTF-32 text "
-                    "does; save it as UTF-8"
-                )
-            ]
-        )
     try:
-        return raw.decode("utf-8-sig")
+        text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as error:
         line = raw.count(b"\n", 0, error.start) + 1
         raise PredictionsError(
@@ -175,6 +168,16 @@ def _utf8_text(raw: bytes) -> str:
                 )
             ]
         ) from None
+    if "\x00" in text:  # never in JSON text; UTF-16 without a byte-order mark is full of them
+        raise PredictionsError(
+            [
+                Problem(
+                    "the file is not UTF-8 text: it holds NUL bytes, as UTF-16 or UTF-32 text "
+                    "does; save it as UTF-8"
+                )
+            ]
+        )
+    return text
 
 
 def _check_row(
