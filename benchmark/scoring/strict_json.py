@@ -163,6 +163,12 @@ def text_problem(text: str) -> str | None:
     )
 
 
+def without_refused_characters(text: str) -> str:
+    """`text` without the characters `text_problem` refuses: for a file Podium writes itself
+    from a model's answers (a re-run), where refusing would fail the platform's own file."""
+    return _REFUSED_CHARACTERS.sub("", text)
+
+
 def printable(value: str, limit: int = 60) -> str:
     """`value` quoted for a message: control characters and surrogates escaped, and cut to
     `limit` characters with the full length noted, so a message never carries a 10 MB id."""
