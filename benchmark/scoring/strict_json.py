@@ -43,7 +43,12 @@ MAX_INT_DIGITS = 4_300
 # the rest break terminals, e-mails and CSV files while no model answer needs them.
 _REFUSED_CHARACTERS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
 
-_SCAN_CHUNK = 1 << 22  # bytes per numpy step of the nesting scan: about 100 MB of temporaries
+_SCAN_CHUNK = 1 << 22  # bytes per numpy step of the nesting scan: bounded temporaries
+_QUOTE, _OPEN, _CLOSE = 1, 2, 3
+_BYTE_KIND = np.zeros(256, dtype=np.uint8)
+_BYTE_KIND[ord('"')] = _QUOTE
+_BYTE_KIND[[ord("["), ord("{")]] = _OPEN
+_BYTE_KIND[[ord("]"), ord("}")]] = _CLOSE
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,12 +129,15 @@ def nesting_problem(raw: bytes, limit: int = MAX_JSON_DEPTH) -> str | None:
     data = np.frombuffer(raw.replace(b"\\\\", b"").replace(b'\\"', b""), dtype=np.uint8)
     quotes = depth = 0
     for start in range(0, len(data), _SCAN_CHUNK):
-        chunk = data[start : start + _SCAN_CHUNK]
-        quote_count = np.cumsum(chunk == ord('"'), dtype=np.int64) + quotes
+        # Only quotes and brackets matter: keep those (a few per row in a real file).
+        kinds = _BYTE_KIND[data[start : start + _SCAN_CHUNK]]
+        kinds = kinds[kinds != 0]
+        if not kinds.size:
+            continue
+        quote_count = np.cumsum(kinds == _QUOTE, dtype=np.int32) + quotes
         outside = (quote_count & 1) == 0
-        opens = ((chunk == ord("[")) | (chunk == ord("{"))) & outside
-        closes = ((chunk == ord("]")) | (chunk == ord("}"))) & outside
-        running = np.cumsum(opens.astype(np.int64) - closes, dtype=np.int64) + depth
+        steps = ((kinds == _OPEN) & outside).astype(np.int32) - ((kinds == _CLOSE) & outside)
+        running = np.cumsum(steps, dtype=np.int32) + depth
         if int(running.max()) > limit:
             return (
                 f"the JSON is nested more than {limit} levels deep; a predictions file needs "
