@@ -188,6 +188,10 @@ def _check_row(
     *,
     max_prediction_chars: int | None = None,
 ) -> list[Problem]:
+    """The row's problems, each key's once and in this order: a repeated key; per key, a
+    refused character in the key, a NaN or Infinity anywhere in its value, a ground-truth or
+    unknown key, a refused character in the text; a required field missing or not a string.
+    Only a row with none of these is checked against the test set (length, id, qa_type)."""
     if isinstance(row, Rejected):
         return [
             Problem(f"expected an object {{id, qa_type, prediction}}, got {row.describe()}", index)
