@@ -7,8 +7,9 @@ signed-in person, Django's test client) and through the API (a token), and asser
 messages, the HTTP status (never a 500) and that nothing was written: no Submission, no
 Evaluation, no audit row and no file under the private predictions folder.
 
-Add cases by appending `BadInput`s to a list in this package (`files.CASES`, `fields.CASES`)
-or to a new module listed in `ALL_CASES`; ids must be unique (a test checks).
+Add cases by appending `BadInput`s to a list in this package (`files.CASES`, `fields.CASES`),
+or write a new module with its own `CASES` and add it to `ALL_CASES` in
+`tests/submissions/test_bad_inputs.py`; ids must be unique (a test checks).
 """
 
 from __future__ import annotations
