@@ -76,7 +76,10 @@ class BenchmarkAdmin(admin.ModelAdmin):
         (None, {"fields": ["slug", "name", "description", "is_public"]}),
         ("Texts", {"fields": ["about", "citation", "licence"]}),
         ("Ranking", {"fields": ["tie_method", "ranking_scope", "ranking_decimals"]}),
-        ("Submissions", {"fields": ["daily_submission_limit", "max_upload_mb"]}),
+        (
+            "Submissions",
+            {"fields": ["daily_submission_limit", "max_upload_mb", "max_prediction_chars"]},
+        ),
         ("LLM judge", {"fields": ["judge_rubric", "judge_settings", "judge_auto_start"]}),
         (
             "Verification",

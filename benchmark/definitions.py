@@ -46,6 +46,8 @@ class BenchmarkDefinition:
     ranking_decimals: int | None = 3
     daily_submission_limit: int = 5
     max_upload_mb: int = 50
+    # The longest prediction accepted, in characters (docs/benchmarks.md, "Submission rules").
+    max_prediction_chars: int = 20_000
     is_public: bool = True
     # Verification by re-running the model (docs/verification.md).
     verification_tolerance: float = 0.01
@@ -253,6 +255,9 @@ MEDVIDBENCH = BenchmarkDefinition(
     # Not in the spec: a re-run may differ by sampling noise; 0.01 on metrics in [0, 1].
     verification_tolerance=0.01,
     rerun_max_frames=8,
+    # Not in the spec: about 15 times the longest reference caption we know (a 1,313-character
+    # dense caption) and more than a model writes in 4,096 tokens; docs/benchmarks.md.
+    max_prediction_chars=20_000,
 )
 
 DEFINITIONS: dict[str, BenchmarkDefinition] = {MEDVIDBENCH.slug: MEDVIDBENCH}

@@ -62,6 +62,13 @@ class Benchmark(models.Model):
         default=5, help_text="Submissions per user per day; 0 closes submissions."
     )
     max_upload_mb = models.PositiveSmallIntegerField(default=50)
+    # docs/benchmarks.md "Submission rules": why MedVidBench's default is 20,000.
+    max_prediction_chars = models.PositiveIntegerField(
+        default=20_000,
+        validators=[MinValueValidator(1)],
+        help_text="The longest prediction accepted, in characters (one prediction is sent to "
+        "the judge as one prompt); a longer one is refused with its row.",
+    )
     is_public = models.BooleanField(
         default=False, help_text="Listed and visible to everyone; staff always see it."
     )
@@ -125,6 +132,10 @@ class Benchmark(models.Model):
             ),
             models.CheckConstraint(
                 condition=models.Q(max_upload_mb__gte=1), name="benchmark_max_upload_positive"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(max_prediction_chars__gte=1),
+                name="benchmark_max_prediction_chars_positive",
             ),
         ]
 

@@ -39,6 +39,7 @@ EDITABLE_BENCHMARK_FIELDS = frozenset(
         "ranking_decimals",
         "daily_submission_limit",
         "max_upload_mb",
+        "max_prediction_chars",
         "is_public",
         "judge_rubric",
         "judge_settings",
@@ -263,6 +264,7 @@ def ensure_benchmark(
         "ranking_decimals": definition.ranking_decimals,
         "daily_submission_limit": definition.daily_submission_limit,
         "max_upload_mb": definition.max_upload_mb,
+        "max_prediction_chars": definition.max_prediction_chars,
     }
     with transaction.atomic():
         benchmark, created = Benchmark.objects.select_for_update().get_or_create(

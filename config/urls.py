@@ -4,7 +4,14 @@ judge's endpoints, the admin and sign-in (allauth)."""
 from django.contrib import admin
 from django.urls import include, path
 
+from api import errors
 from submissions import views as submission_views
+
+# Error pages: JSON under /api/, Django's usual pages elsewhere (api/errors.py).
+handler400 = errors.bad_request
+handler403 = errors.permission_denied
+handler404 = errors.page_not_found
+handler500 = errors.server_error
 
 urlpatterns = [
     path("", submission_views.home, name="home"),

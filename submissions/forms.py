@@ -25,10 +25,13 @@ class SubmissionForm(forms.Form):
         max_length=100, help_text="Shown on the board; unique per benchmark."
     )
     institution = forms.CharField(max_length=200)
-    contact_email = forms.EmailField(help_text="Never shown publicly.")
-    model_url = forms.URLField(label="Model URL", help_text="Where the model can be found.")
-    paper_url = forms.URLField(label="Paper URL", required=False)
-    code_url = forms.URLField(label="Code URL", required=False)
+    # The columns' lengths (Submission): a longer value would fail in the database.
+    contact_email = forms.EmailField(max_length=254, help_text="Never shown publicly.")
+    model_url = forms.URLField(
+        max_length=200, label="Model URL", help_text="Where the model can be found."
+    )
+    paper_url = forms.URLField(max_length=200, label="Paper URL", required=False)
+    code_url = forms.URLField(max_length=200, label="Code URL", required=False)
     is_challenge_entry = forms.BooleanField(label="This is a challenge entry", required=False)
     team_name = forms.CharField(max_length=200, required=False, help_text="For challenge entries.")
     authors = forms.CharField(max_length=500, required=False, help_text="For challenge entries.")

@@ -183,8 +183,9 @@ def evaluations_left_today(user: Any, benchmark: Benchmark) -> int:
 
 
 def check_upload_size(benchmark: Benchmark, size: int) -> None:
-    """Refuse a file over the benchmark's size cap (`InvalidPredictions`). A form calls it
-    with the upload's declared size before reading the file into memory."""
+    """Refuse a file over the benchmark's size cap (`InvalidPredictions`). The form and the API
+    call it with the upload's size before reading its content into memory (Django has spooled
+    an upload over FILE_UPLOAD_MAX_MEMORY_SIZE to a temporary file by then)."""
     limit = benchmark.max_upload_mb * 1024 * 1024
     if size > limit:
         raise InvalidPredictions(
@@ -194,7 +195,9 @@ def check_upload_size(benchmark: Benchmark, size: int) -> None:
 
 
 def validate_predictions(benchmark: Benchmark, raw: bytes) -> scoring.TestSet:
-    """Check an upload against the active test set before anything is stored.
+    """Check an upload against the active test set before anything is stored: its size, then
+    the scorer's strict reading (JSON, every row and field, the benchmark's length limit on a
+    prediction).
 
     Raises `InvalidPredictions` with the scorer's row-by-row messages, or `DomainError` when
     the benchmark takes no submissions. Returns the parsed test set it was checked against.
@@ -205,7 +208,7 @@ def validate_predictions(benchmark: Benchmark, raw: bytes) -> scoring.TestSet:
         raise DomainError(f"{benchmark.name} has no active test set yet; submissions are closed.")
     parsed = load_scoring_testset(test_set)
     try:
-        scoring.load_predictions(raw, parsed)
+        scoring.load_predictions(raw, parsed, max_prediction_chars=benchmark.max_prediction_chars)
     except scoring.PredictionsError as error:
         raise InvalidPredictions(
             [str(problem) for problem in error.problems],
@@ -433,7 +436,9 @@ def _compute(evaluation: Evaluation) -> scoring.ScoreResult:
     test_set = load_scoring_testset(evaluation.test_set)
     try:
         raw = submission.predictions_path.read_bytes()
-        predictions = scoring.load_predictions(raw, test_set)
+        predictions = scoring.load_predictions(
+            raw, test_set, max_prediction_chars=submission.benchmark.max_prediction_chars
+        )
     except scoring.PredictionsError as error:
         raise InvalidPredictions([str(problem) for problem in error.problems]) from None
     return scoring.evaluate(test_set, predictions)

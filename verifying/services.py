@@ -29,6 +29,7 @@ from django.utils import timezone
 from benchmark import scoring
 from benchmark.scoring.ground_truth import Sample
 from benchmark.scoring.judge import with_judge
+from benchmark.scoring.strict_json import without_refused_characters
 from benchmark.selectors import load_scoring_testset
 from core import audit
 from core.exceptions import DomainError, InvalidTransition
@@ -374,8 +375,14 @@ def finish_job(job: RerunJob) -> RerunJob:
     progress = _save_progress(job, heartbeat=False)
     test_set = load_scoring_testset(job.test_set)
     answers = dict(job.items.values_list("sample_index", "answer"))
+    # A model may answer with control characters the strict reader refuses in any file (a
+    # terminal colour code, say): they are dropped here, so the platform's own file is read.
     rows = [
-        {"id": sample.id, "qa_type": sample.qa_type, "prediction": answers.get(sample.index, "")}
+        {
+            "id": sample.id,
+            "qa_type": sample.qa_type,
+            "prediction": without_refused_characters(answers.get(sample.index, "")),
+        }
         for sample in test_set.samples
     ]
     raw = json.dumps(rows, ensure_ascii=False).encode()

@@ -5,6 +5,15 @@ order is the contract: every row's id and qa_type must equal the test set's at t
 same position. The official scorer only warns on a mismatch; Podium rejects the
 file and names the first offending rows, so a reordered file (the official
 multi-GPU inference scripts group samples by task) is never scored silently.
+
+The file is read as strict JSON (RFC 8259, `strict_json`): nesting deeper than
+`MAX_JSON_DEPTH` is refused before parsing; NaN, Infinity, numbers that overflow, repeated keys,
+NUL and other control characters and unpaired surrogates are refused with the row and field
+that hold them. A row holds exactly `id`, `qa_type` and `prediction`, which is what the
+official `extract_predictions.py` writes: ground-truth keys get their own message, and any other
+key is refused rather than ignored, so a misspelt `predictions` never leaves a row unscored.
+A prediction longer than the benchmark's limit (`max_prediction_chars`, passed in by the
+caller) is refused too: it is sent to the judge as one prompt.
 """
 
 from __future__ import annotations
@@ -14,18 +23,39 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from . import strict_json
 from .errors import MAX_LISTED_PROBLEMS, PredictionsError, Problem
 from .ground_truth import TestSet
+from .strict_json import Rejected, printable
 
 REQUIRED_FIELDS = ("id", "qa_type", "prediction")
-# Keys that only a "merged" file (predictions plus ground truth) carries.
-GROUND_TRUTH_FIELDS = ("gnd", "struc_info", "conversations", "question")
+# Keys that only a "merged" file (predictions plus ground truth, or the official app's
+# results.json, whose `answer` is the model's output next to its `metadata`) carries.
+GROUND_TRUTH_FIELDS = ("gnd", "struc_info", "conversations", "question", "answer", "metadata")
+GROUND_TRUTH_MESSAGE = "Podium never accepts ground truth from a submitter; remove it"
+UNKNOWN_FIELD_MESSAGE = (
+    "unknown field; a row holds exactly id, qa_type and prediction, and Podium refuses "
+    "other fields instead of ignoring them; remove it"
+)
+
+_BYTE_ORDER_MARKS = (
+    (b"\xff\xfe\x00\x00", "UTF-32"),
+    (b"\x00\x00\xfe\xff", "UTF-32"),
+    (b"\xff\xfe", "UTF-16"),
+    (b"\xfe\xff", "UTF-16"),
+)
 
 
-def load_predictions(source: bytes | str | Path | list[Any], test_set: TestSet) -> list[str]:
+def load_predictions(
+    source: bytes | str | Path | list[Any],
+    test_set: TestSet,
+    *,
+    max_prediction_chars: int | None = None,
+) -> list[str]:
     """The prediction texts in test-set order, or `PredictionsError` naming what is wrong.
 
-    `source` is a path, the file's bytes, or the decoded JSON list.
+    `source` is a path, the file's bytes, or the decoded JSON list. `max_prediction_chars`
+    is the benchmark's limit on one prediction's length (None: no limit).
     """
     rows = _decode(source)
     expected = len(test_set)
@@ -42,7 +72,9 @@ def load_predictions(source: bytes | str | Path | list[Any], test_set: TestSet) 
     total = 0
     misaligned = 0
     for index, (row, sample) in enumerate(zip(rows, test_set.samples, strict=True)):
-        row_problems = _check_row(index, row, sample.id, sample.qa_type)
+        row_problems = _check_row(
+            index, row, sample.id, sample.qa_type, max_prediction_chars=max_prediction_chars
+        )
         if row_problems:
             total += len(row_problems)
             misaligned += any(p.field in ("id", "qa_type") for p in row_problems)
@@ -74,18 +106,9 @@ def _decode(source: bytes | str | Path | list[Any]) -> list[Any]:
                 raise PredictionsError(
                     [Problem(f"cannot read the file: {error.strerror}")]
                 ) from None
-        try:
-            rows = json.loads(source.decode("utf-8-sig"))
-        except UnicodeDecodeError:
-            raise PredictionsError([Problem("the file is not UTF-8 text")]) from None
-        except json.JSONDecodeError as error:
-            raise PredictionsError(
-                [
-                    Problem(
-                        f"not valid JSON: {error.msg} at line {error.lineno}, column {error.colno}"
-                    )
-                ]
-            ) from None
+        rows = _parse(source)
+    if isinstance(rows, Rejected):
+        raise PredictionsError([Problem(f"the file holds {rows.describe()}, not a list of rows")])
     if not isinstance(rows, list):
         hint = ""
         if isinstance(rows, dict):
@@ -96,36 +119,168 @@ def _decode(source: bytes | str | Path | list[Any]) -> list[Any]:
     return rows
 
 
-def _check_row(index: int, row: Any, expected_id: str, expected_qa_type: str) -> list[Problem]:
+def _parse(raw: bytes) -> Any:
+    """The file's JSON, strictly (see the module docstring), or `PredictionsError`."""
+    text = _utf8_text(raw)
+    if text.startswith("\ufeff"):
+        raise PredictionsError(
+            [Problem("the file starts with two byte-order marks (U+FEFF); save it as UTF-8")]
+        )
+    nesting = strict_json.nesting_problem(raw)
+    if nesting:
+        raise PredictionsError([Problem(nesting)])
+    try:
+        return strict_json.loads(text)
+    except json.JSONDecodeError as error:
+        hint = " (the file is empty)" if not text.strip() else ""
+        if error.msg == "Extra data":
+            hint = " (a file holds one JSON list; JSON Lines, one object per line, is not read)"
+        raise PredictionsError(
+            [
+                Problem(
+                    f"not valid JSON: {error.msg} at line {error.lineno}, column {error.colno}"
+                    f"{hint}"
+                )
+            ]
+        ) from None
+
+
+def _utf8_text(raw: bytes) -> str:
+    for mark, encoding in _BYTE_ORDER_MARKS:
+        if raw.startswith(mark):
+            raise PredictionsError(
+                [
+                    Problem(
+                        f"the file is not UTF-8 text: it starts with a {encoding} byte-order "
+                        "mark; save it as UTF-8"
+                    )
+                ]
+            )
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        line = raw.count(b"\n", 0, error.start) + 1
+        raise PredictionsError(
+            [
+                Problem(
+                    f"the file is not UTF-8 text: byte 0x{raw[error.start]:02x} at line {line} "
+                    "cannot be read as UTF-8; save the file as UTF-8"
+                )
+            ]
+        ) from None
+    if "\x00" in text:  # never in JSON text; UTF-16 without a byte-order mark is full of them
+        raise PredictionsError(
+            [
+                Problem(
+                    "the file is not UTF-8 text: it holds NUL bytes, as UTF-16 or UTF-32 text "
+                    "does; save it as UTF-8"
+                )
+            ]
+        )
+    return text
+
+
+def _check_row(
+    index: int,
+    row: Any,
+    expected_id: str,
+    expected_qa_type: str,
+    *,
+    max_prediction_chars: int | None = None,
+) -> list[Problem]:
+    """The row's problems, each key's once and in this order: a repeated key; per key, a
+    refused character in the key, a NaN or Infinity anywhere in its value, a ground-truth or
+    unknown key, a refused character in the text; a required field missing or not a string.
+    Only a row with none of these is checked against the test set (length, id, qa_type)."""
+    if isinstance(row, Rejected):
+        return [
+            Problem(f"expected an object {{id, qa_type, prediction}}, got {row.describe()}", index)
+        ]
     if not isinstance(row, dict):
         return [Problem("expected an object {id, qa_type, prediction}", row=index)]
     problems = [
-        Problem("Podium never accepts ground truth from a submitter; remove it", index, name)
-        for name in GROUND_TRUTH_FIELDS
-        if name in row
+        Problem(
+            "appears more than once in this row; JSON objects must not repeat a key",
+            index,
+            _field_name(name),
+        )
+        for name in getattr(row, "duplicates", ())
     ]
+    for name, value in row.items():
+        field = _field_name(name)
+        text = strict_json.text_problem(name)
+        if text:
+            problems.append(Problem(f"the key {text}", index, field))
+            continue
+        rejected = _first_rejected(value)
+        if rejected is not None and not rejected.is_number:
+            problems.append(Problem(f"holds {rejected.describe()}", index, field))
+        elif name in GROUND_TRUTH_FIELDS:
+            problems.append(Problem(GROUND_TRUTH_MESSAGE, index, field))
+        elif name not in REQUIRED_FIELDS:
+            problems.append(Problem(UNKNOWN_FIELD_MESSAGE, index, field))
+        elif isinstance(value, str) and (text := strict_json.text_problem(value)):
+            problems.append(Problem(text, index, field))
+    flagged = {problem.field for problem in problems}
     for name in REQUIRED_FIELDS:
         if name not in row:
             problems.append(Problem("missing", row=index, field=name))
-        elif not isinstance(row[name], str):
+        elif name not in flagged and not isinstance(row[name], str):
             problems.append(
                 Problem(f"expected a string, got {_describe(row[name])}", row=index, field=name)
             )
     if problems:
         return problems
+    prediction = row["prediction"]
+    if max_prediction_chars is not None and len(prediction) > max_prediction_chars:
+        problems.append(
+            Problem(
+                f"is {len(prediction):,} characters long; this benchmark accepts at most "
+                f"{max_prediction_chars:,} characters per prediction",
+                index,
+                "prediction",
+            )
+        )
     if row["id"] != expected_id:
         problems.append(
-            Problem(f"expected {expected_id!r} at this position, got {row['id']!r}", index, "id")
+            Problem(
+                f"expected {expected_id!r} at this position, got {printable(row['id'])}",
+                index,
+                "id",
+            )
         )
     if row["qa_type"] != expected_qa_type:
         problems.append(
             Problem(
-                f"expected {expected_qa_type!r} at this position, got {row['qa_type']!r}",
+                f"expected {expected_qa_type!r} at this position, got {printable(row['qa_type'])}",
                 index,
                 "qa_type",
             )
         )
     return problems
+
+
+def _field_name(name: str) -> str:
+    """A key as a message names it: itself when it is short and printable, else escaped and cut
+    (a key may be 10 MB long or hold a NUL)."""
+    if len(name) <= 60 and name.isprintable():
+        return name
+    escaped = name[:40].encode("unicode_escape", "backslashreplace").decode("ascii")
+    return escaped if len(name) <= 40 else f"{escaped}... ({len(name):,} characters)"
+
+
+def _first_rejected(value: Any) -> Rejected | None:
+    """The first `Rejected` marker in `value`, however deep (bounded by MAX_JSON_DEPTH)."""
+    if isinstance(value, Rejected):
+        return value
+    if isinstance(value, dict):
+        value = list(value.values())
+    if isinstance(value, list):
+        for item in value:
+            found = _first_rejected(item)
+            if found is not None:
+                return found
+    return None
 
 
 def _is_reordered(rows: list[Any], test_set: TestSet) -> bool:
@@ -141,12 +296,15 @@ def _is_reordered(rows: list[Any], test_set: TestSet) -> bool:
 
 
 def _describe(value: Any) -> str:
+    if isinstance(value, Rejected):
+        return value.describe()
     if value is None:
         return "null"
     if isinstance(value, bool):
         return "a boolean"
     if isinstance(value, int | float):
-        return f"a number ({value})"
+        text = str(value)
+        return f"a number ({text if len(text) <= 40 else f'{text[:40]}..., {len(text):,} digits'})"
     if isinstance(value, list):
         return "a list"
     if isinstance(value, dict):

@@ -63,10 +63,14 @@ def start_judge(evaluation: Evaluation, *, actor: Any = None, enqueue: bool = Tr
     try:
         test_set = load_scoring_testset(evaluation.test_set)
         predictions = scoring.load_predictions(
-            evaluation.submission.predictions_path.read_bytes(), test_set
+            evaluation.submission.predictions_path.read_bytes(),
+            test_set,
+            max_prediction_chars=benchmark.max_prediction_chars,
         )
-    except (TestSetFileError, OSError, scoring.PredictionsError) as error:
+    except (TestSetFileError, OSError) as error:
         raise JudgeUnavailable(f"The run's files cannot be read: {error}") from None
+    except scoring.PredictionsError as error:
+        raise DomainError(_refused_file_message(error)) from None
     items = build_items(test_set, predictions)
 
     with transaction.atomic():
@@ -129,6 +133,18 @@ def rerun_judge(evaluation: Evaluation, *, actor: Any) -> JudgeJob:
         if evaluation.state == EvaluationStatus.COMPLETE:
             evaluation = copy_for_rejudge(evaluation, actor=actor)
         return start_judge(evaluation, actor=actor)
+
+
+def _refused_file_message(error: scoring.PredictionsError) -> str:
+    """Why the judge will not take a run whose stored file fails today's checks: an entry
+    accepted before them (a NUL or an unpaired surrogate, which the database cannot store in a
+    judge item, or a prediction over the benchmark's length limit)."""
+    more = error.total - 1
+    others = f", and {more:,} more problem(s)" if more > 0 else ""
+    return (
+        "The judge cannot run on this entry: its predictions file does not pass the checks a "
+        f"new upload gets ({error.problems[0]}{others}). Submit a corrected file as a new entry."
+    )
 
 
 def start_judge_if_automatic(evaluation_id: int) -> None:

@@ -24,6 +24,7 @@ BENCHMARK_FIELDS = [
     "ranking_decimals",
     "daily_submission_limit",
     "max_upload_mb",
+    "max_prediction_chars",
     "judge_rubric",
     "judge_settings",
     "judge_auto_start",

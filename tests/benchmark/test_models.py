@@ -142,3 +142,15 @@ def test_factories_make_valid_rows():
     assert list(Metric.objects.all()) == [metric]
     assert list(TestSet.objects.all()) == [test_set]
     assert Benchmark.objects.count() == 2
+
+
+def test_a_prediction_length_limit_below_one_character_is_refused():
+    with pytest.raises(IntegrityError), transaction.atomic():
+        BenchmarkFactory(max_prediction_chars=0)
+
+
+def test_medvidbench_accepts_predictions_of_up_to_20000_characters():
+    from benchmark.definitions import MEDVIDBENCH
+
+    assert MEDVIDBENCH.max_prediction_chars == 20_000
+    assert Benchmark.objects.create(slug="fresh", name="Fresh").max_prediction_chars == 20_000

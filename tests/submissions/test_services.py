@@ -251,3 +251,35 @@ def test_an_evaluate_only_entry_cannot_be_nominated():
         set_verification_status(
             SubmissionFactory(publish=False), VerificationStatus.NOMINATED, actor=None
         )
+
+
+def test_the_length_limit_is_the_benchmarks_and_the_scorer_applies_it_too(
+    benchmark, predictions_for, private_dir
+):
+    """The limit is read from the Benchmark row (edited in the admin, audited) on upload, and
+    again when a run is scored: a run of a file accepted under a higher limit fails with the
+    same row and field instead of reaching the judge."""
+    from benchmark.services import update_benchmark
+
+    upload = predictions_for(["a", "b", "c", "d", "x" * 12])
+    accepted = services.create_submission(
+        benchmark, owner=UserFactory(), details=details("Twelve"), predictions=upload
+    )
+    update_benchmark(benchmark, actor=None, max_prediction_chars=11)
+
+    with pytest.raises(InvalidPredictions) as caught:
+        services.validate_predictions(benchmark, upload)
+    run = services.score_evaluation(accepted.evaluations.get())
+
+    message = (
+        "row 4, field 'prediction': is 12 characters long; this benchmark accepts at most 11 "
+        "characters per prediction"
+    )
+    assert caught.value.messages == [message]
+    assert (run.state, run.error_code, run.error_message) == (
+        EvaluationStatus.FAILED,
+        FailureCode.INVALID_PREDICTIONS,
+        message,
+    )
+    change = AuditEvent.objects.get(action="benchmark.benchmark.updated")
+    assert change.data["changes"]["max_prediction_chars"] == {"from": 20_000, "to": 11}

@@ -1,0 +1,44 @@
+"""A re-run collects the model's own answers into a predictions file and scores it with the
+scorer's strict reader. A model may answer with a control character (a terminal colour code,
+a form feed) that a submitted file may not hold: the re-run drops those characters from the
+answers it stores in the file instead of failing on its own file."""
+
+import json
+
+import pytest
+
+from tests.verifying.conftest import answer_table
+from verifying import services
+from verifying.enums import RerunStatus
+from verifying.services import register_endpoint
+from verifying.standin import StandinModel
+
+pytestmark = [pytest.mark.integration, pytest.mark.django_db]
+
+
+def test_control_characters_in_a_models_answers_do_not_fail_the_rerun(
+    access_granted, maintainer, frames_dir, django_capture_on_commit_callbacks
+):
+    table = answer_table(access_granted, frames_dir)
+    summary_key = next(key for key, text in table.items() if text.startswith("The surgeon"))
+    table[summary_key] = "\x1b[1mThe surgeon\x1b[0m dissects\x0c the duct.\x85"
+    with StandinModel(table) as model:
+        register_endpoint(
+            access_granted,
+            actor=maintainer,
+            base_url=model.base_url,
+            model="surgvlm-7b",
+            concurrency=2,
+            max_attempts=3,
+            timeout_seconds=5.0,
+        )
+        with django_capture_on_commit_callbacks(execute=True):
+            job = services.start_rerun(access_granted, actor=maintainer, enqueue=False)
+        with django_capture_on_commit_callbacks(execute=True):
+            services.run_job(job.pk)
+    job.refresh_from_db()
+
+    assert job.state == RerunStatus.DONE
+    written = json.loads(job.predictions_path.read_bytes())
+    assert written[4]["prediction"] == "[1mThe surgeon[0m dissects the duct."
+    assert job.report["all_within"] is True
