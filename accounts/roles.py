@@ -19,6 +19,11 @@ trail records the actor; there is no shared maintainer login):
 To make someone a maintainer: tick "Staff status" on their user and add them to
 ``Maintainers``. A member who is not staff cannot reach the admin at all.
 
+Who may see other people's entries (evaluate-only ones included) is one predicate,
+``can_view_all_entries``: maintainers and superusers. The site's pages, the API and the entry
+admins all ask it, so a staff user without the role sees exactly what any other signed-in
+person sees (issue 11, docs/accounts.md "Who sees what").
+
 The group is global. "Per benchmark where it matters" is not needed while one team runs every
 benchmark; when it is, the predicates below are where an object check goes (a maintainer of
 *this* benchmark), and the admin, views and API already ask them rather than the group.
@@ -70,6 +75,27 @@ def is_maintainer(user: Any) -> bool:
         and user.is_staff
         and user.has_perm(VERIFY_SUBMISSION)
     )
+
+
+def can_view_all_entries(user: Any) -> bool:
+    """May see other people's entries, evaluate-only ones included: their status pages, their
+    runs, judge jobs and verdicts, in the site, the API and the admin alike (issue 11).
+
+    The one predicate all three ask, so they cannot disagree: a maintainer (`is_maintainer`, the
+    role above) or an active superuser. Staff status alone is not enough: it only opens the
+    admin's door, and a staff user without the role gets the 404 anyone else gets. Nor is a
+    model permission granted one by one (``view_submission`` on a user): the role is the unit.
+    """
+    if not (getattr(user, "is_authenticated", False) and user.is_active):
+        return False
+    return bool(user.is_superuser or is_maintainer(user))
+
+
+def can_view_hidden_benchmarks(user: Any) -> bool:
+    """May open a benchmark that is not public yet (its board, About page, API): the people who
+    may see every entry, since a hidden benchmark is one they are preparing. Deliberately the
+    same circle as `can_view_all_entries`, under its own name so the two can part later."""
+    return can_view_all_entries(user)
 
 
 def can_verify_entries(user: Any) -> bool:

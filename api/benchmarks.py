@@ -20,7 +20,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from benchmark.models import Benchmark, Metric, TestSet
-from benchmark.selectors import active_testset, benchmark_by_slug, public_benchmarks
+from benchmark.selectors import active_testset, benchmark_by_slug, benchmarks_for
 from submissions.selectors import board_summary
 
 # The ranking rules in words (spec 6; docs/ranking.md), as the About tab states them.
@@ -90,7 +90,7 @@ class BenchmarkSummarySerializer(serializers.Serializer):
     slug = serializers.CharField()
     name = serializers.CharField()
     description = serializers.CharField(allow_blank=True)
-    is_public = serializers.BooleanField(help_text="False: hidden, listed to staff only")
+    is_public = serializers.BooleanField(help_text="False: hidden, listed to maintainers only")
     url = serializers.CharField()
     rankings_url = serializers.CharField()
 
@@ -116,7 +116,7 @@ class NotFoundSerializer(serializers.Serializer):
 
 
 def visible_benchmark(request: Request, slug: str) -> Benchmark:
-    """The benchmark the viewer may see (staff also hidden ones), else 404; api/rankings.py
+    """The benchmark the viewer may see (maintainers also hidden ones), else 404; api/rankings.py
     uses it too."""
     try:
         return benchmark_by_slug(slug, viewer=request.user)
@@ -139,14 +139,12 @@ class BenchmarkListView(APIView):
     @extend_schema(
         operation_id="benchmarks_list",
         summary="The benchmarks",
-        description="Public benchmarks by name (staff also see hidden ones).",
+        description="Public benchmarks by name (maintainers also see hidden ones).",
         responses={200: BenchmarkSummarySerializer(many=True)},
     )
     def get(self, request: Request) -> Response:
-        # Staff see hidden benchmarks too, as benchmark_by_slug lets them open one.
-        benchmarks = (
-            Benchmark.objects.order_by("name") if request.user.is_staff else public_benchmarks()
-        )
+        # The same rule as opening one (benchmark_by_slug): hidden ones for maintainers only.
+        benchmarks = benchmarks_for(request.user)
         rows = [_benchmark_links(request, benchmark) for benchmark in benchmarks]
         return Response(BenchmarkSummarySerializer(rows, many=True).data)
 

@@ -494,7 +494,7 @@ def _with_validators(
     response: HttpResponse, benchmark: Benchmark, etag: str, computed_at: datetime | None
 ) -> HttpResponse:
     """ETag and Last-Modified, and `no-cache` (store, but ask us each time: a 304 is cheap).
-    A hidden benchmark's rankings are staff-only, so no shared cache may keep them."""
+    A hidden benchmark's rankings are maintainers' only, so no shared cache may keep them."""
     response["ETag"] = etag
     if computed_at is not None:
         response["Last-Modified"] = http_date(computed_at.timestamp())

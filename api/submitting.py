@@ -2,7 +2,9 @@
 start the judge step, list one's own submissions. The same services and checks as the web form:
 the same validation, quota and errors, the errors as JSON with the offending rows.
 
-A submission is visible to its owner and to staff only (anyone else gets 404, as on the site).
+A submission is visible to its owner and to those who may see every entry (maintainers and
+superusers, `accounts.roles.can_view_all_entries`); anyone else, staff included, gets 404, as on
+the site.
 Nothing here serialises a reference answer or a per-sample score: results are the run's
 aggregates (metrics, per-dataset values, counts) and the format report, whose examples are the
 submitter's own unparsed answers.
@@ -13,7 +15,6 @@ from __future__ import annotations
 from typing import Any
 
 from django.http import Http404
-from django.shortcuts import get_object_or_404
 from django.urls import path, reverse
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import generics, serializers, status
@@ -24,6 +25,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from benchmark.models import Benchmark
+from benchmark.selectors import benchmark_by_slug
 from judging import selectors as judge_selectors
 from judging import services as judge_services
 from judging.models import JudgeJob
@@ -281,10 +283,12 @@ def _own_submission(request: Request, pk: int) -> Submission:
 
 
 def _benchmark(request: Request, slug: str) -> Benchmark:
-    benchmarks = Benchmark.objects.all()
-    if not request.user.is_staff:
-        benchmarks = benchmarks.filter(is_public=True)
-    return get_object_or_404(benchmarks, slug=slug)
+    """The benchmark to submit to, found as the web form finds it (hidden ones for maintainers
+    only, `benchmark_by_slug`)."""
+    try:
+        return benchmark_by_slug(slug, viewer=request.user)
+    except Benchmark.DoesNotExist:
+        raise Http404("No such benchmark.") from None
 
 
 # --- views -------------------------------------------------------------------------------------

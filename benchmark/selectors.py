@@ -8,6 +8,7 @@ from typing import Any
 
 from django.db.models import QuerySet
 
+from accounts.roles import can_view_hidden_benchmarks
 from benchmark import scoring
 from benchmark.models import Benchmark, TestSet
 
@@ -31,17 +32,22 @@ def public_benchmarks() -> QuerySet[Benchmark]:
     return Benchmark.objects.filter(is_public=True).order_by("name")
 
 
-def benchmark_by_slug(slug: str, *, viewer: Any) -> Benchmark:
-    """The benchmark with this slug, if ``viewer`` may see it.
-
-    A hidden (non-public) benchmark is visible to staff only. ``viewer=None`` stands for the
-    system (commands, tasks), which sees every benchmark; a view passes ``request.user``.
-    Raises ``Benchmark.DoesNotExist`` when there is none to show.
-    """
-    benchmarks = Benchmark.objects.all()
-    if viewer is not None and not getattr(viewer, "is_staff", False):
+def benchmarks_for(viewer: Any) -> QuerySet[Benchmark]:
+    """The benchmarks ``viewer`` may open, by name: the public ones, and hidden ones too for
+    those who may see hidden benchmarks (``accounts.roles.can_view_hidden_benchmarks``:
+    maintainers and superusers, not staff as such). ``viewer=None`` stands for the system
+    (commands, tasks), which sees every benchmark; a view passes ``request.user``."""
+    benchmarks = Benchmark.objects.order_by("name")
+    if viewer is not None and not can_view_hidden_benchmarks(viewer):
         benchmarks = benchmarks.filter(is_public=True)
-    return benchmarks.get(slug=slug)
+    return benchmarks
+
+
+def benchmark_by_slug(slug: str, *, viewer: Any) -> Benchmark:
+    """The benchmark with this slug, if ``viewer`` may see it (see ``benchmarks_for``: the list
+    and a single benchmark follow the same rule). Raises ``Benchmark.DoesNotExist`` when there is
+    none to show."""
+    return benchmarks_for(viewer).get(slug=slug)
 
 
 def active_testset(benchmark: Benchmark) -> TestSet | None:

@@ -1,12 +1,14 @@
 from django.contrib import admin
 from django.http import HttpRequest
 
+from accounts.admin_access import EntryViewersOnly
 from core.models import AuditEvent
 
 
 @admin.register(AuditEvent)
-class AuditEventAdmin(admin.ModelAdmin):
-    """The audit trail, read-only: rows are written by services and never edited."""
+class AuditEventAdmin(EntryViewersOnly, admin.ModelAdmin):
+    """The audit trail, read-only: rows are written by services and never edited. It names
+    entries (evaluate-only ones too) and what was done to them, so it is the entry viewers'."""
 
     list_display = ["created_at", "action", "target_repr", "actor"]
     list_filter = ["action", "content_type"]

@@ -21,6 +21,7 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
+from accounts.admin_access import EntryViewersOnly
 from core import audit
 from core.exceptions import DomainError
 
@@ -157,7 +158,7 @@ class JudgeEndpointAdmin(admin.ModelAdmin):
 
 
 @admin.register(JudgeJob)
-class JudgeJobAdmin(admin.ModelAdmin):
+class JudgeJobAdmin(EntryViewersOnly, admin.ModelAdmin):
     list_display = [
         "id",
         "evaluation_link",
@@ -329,7 +330,7 @@ class JudgeJobAdmin(admin.ModelAdmin):
 
 
 @admin.register(Verdict)
-class VerdictAdmin(admin.ModelAdmin):
+class VerdictAdmin(EntryViewersOnly, admin.ModelAdmin):
     """The verdict cache, read-only: a verdict is the judge's answer, never edited."""
 
     list_display = [

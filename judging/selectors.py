@@ -1,6 +1,7 @@
 """Reads for the judge's side of a submission page: who may start, rerun or cancel step 2, and
 the judge panel (its state, the job's progress, the counts it ended with). Who may see the
-page at all is `submissions.selectors.submission_for_user`'s business (owner and staff).
+page at all is `submissions.selectors.submission_for_user`'s business (the owner, maintainers
+and superusers: `accounts.roles.can_view_all_entries`).
 
 The panel reads the job's stored counters, which the worker refreshes at every heartbeat: a
 page polled every two seconds costs a handful of queries, never a count over the items.

@@ -1,8 +1,8 @@
 """The judge's web endpoints on a submission page: the panel fragment the page polls, and the
 start, rerun and cancel buttons (POST only). Each view finds the submission as its status
-page does (its owner and staff see it; anyone else gets a 404), checks the permission predicate
-(a 403 for someone who sees the entry but may not do this), calls one service, and turns a
-`DomainError` into a message on the page it redirects back to."""
+page does (its owner, maintainers and superusers see it; anyone else gets a 404), checks the
+permission predicate (a 403 for someone who sees the entry but may not do this), calls one
+service, and turns a `DomainError` into a message on the page it redirects back to."""
 
 from __future__ import annotations
 

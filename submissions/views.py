@@ -147,7 +147,8 @@ def notifications_read(request: HttpRequest) -> HttpResponse:
 
 @login_required
 def submission_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    """A submission's status page: its owner's (and staff's) only, 404 for anyone else."""
+    """A submission's status page: its owner's, maintainers' and superusers' only
+    (`can_view_all_entries`), 404 for anyone else."""
     status = selectors.submission_status(_visible_submission(request, pk), viewer=request.user)
     context = {
         "status": status,

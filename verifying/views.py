@@ -1,7 +1,7 @@
 """The entry owner's page for their model's endpoint (/submissions/<pk>/model-endpoint/):
-the entry is found as its status page finds it (owner and staff; a 404 for anyone else), the
-permission predicate says who may register (its owner or a superuser: a 403 for a maintainer,
-who uses the admin), and one service registers it."""
+the entry is found as its status page finds it (owner, maintainers, superusers; a 404 for
+anyone else), the permission predicate says who may register (its owner or a superuser: a 403
+for a maintainer, who uses the admin), and one service registers it."""
 
 from __future__ import annotations
 

@@ -11,6 +11,7 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
+from accounts.admin_access import EntryViewersOnly
 from accounts.roles import can_rerun_scoring, can_verify_entries
 from core.exceptions import DomainError
 from judging import services as judging_services
@@ -41,7 +42,7 @@ AUDIT_ROWS_SHOWN = 200
 
 
 @admin.register(Submission)
-class SubmissionAdmin(admin.ModelAdmin):
+class SubmissionAdmin(EntryViewersOnly, admin.ModelAdmin):
     list_display = [
         "model_name",
         "benchmark",

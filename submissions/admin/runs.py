@@ -5,11 +5,13 @@ from __future__ import annotations
 from django.contrib import admin
 from django.http import HttpRequest
 
+from accounts.admin_access import EntryViewersOnly
+
 from ..models import Evaluation
 
 
 @admin.register(Evaluation)
-class EvaluationAdmin(admin.ModelAdmin):
+class EvaluationAdmin(EntryViewersOnly, admin.ModelAdmin):
     """Runs, read-only: a run is a record of what was scored, against what, with what."""
 
     list_display = [

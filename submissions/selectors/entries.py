@@ -8,6 +8,7 @@ from typing import Any
 
 from django.db.models import OuterRef, QuerySet, Subquery
 
+from accounts.roles import can_view_all_entries
 from benchmark.models import Benchmark, Metric
 from benchmark.scoring.ranking import Entry, MetricSpec, RankingPolicy
 
@@ -38,12 +39,14 @@ def submissions_for_user(user: Any, *, benchmark: Benchmark | None = None) -> Qu
 
 
 def submission_for_user(user: Any, pk: int) -> Submission:
-    """The submission `pk` if `user` owns it or is staff; `Submission.DoesNotExist` otherwise
-    (the page then 404s: another person's entry is not even confirmed to exist)."""
+    """The submission `pk` if `user` owns it or may see everyone's (`can_view_all_entries`:
+    maintainers and superusers, not staff as such); `Submission.DoesNotExist` otherwise (the page
+    then 404s: another person's entry is not even confirmed to exist). The site's pages and the
+    API both find entries here."""
     submissions = Submission.objects.select_related("benchmark")
     if not getattr(user, "is_authenticated", False):
         raise Submission.DoesNotExist
-    if not user.is_staff:
+    if not can_view_all_entries(user):
         submissions = submissions.filter(owner=user)
     return submissions.get(pk=pk)
 

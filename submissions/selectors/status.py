@@ -128,7 +128,7 @@ class DatasetBreakdown:
 
 @dataclass(frozen=True)
 class SubmissionStatus:
-    """Everything the status page shows about a submission, for its owner (or staff)."""
+    """Everything the status page shows about a submission, for its owner (or a maintainer)."""
 
     submission: Submission
     evaluation: Evaluation | None

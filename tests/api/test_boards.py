@@ -21,7 +21,7 @@ from submissions import services
 from submissions.enums import BoardKind, EvaluationStatus
 from submissions.models import BoardEntry
 from submissions.selectors import BoardSort, board_columns
-from tests.accounts.factories import UserFactory
+from tests.accounts.factories import UserFactory, maintainer_user
 from tests.benchmark.factories import BenchmarkFactory
 from tests.submissions.factories import scored_entry
 
@@ -112,10 +112,14 @@ def parse_csv(content):
 # --- benchmarks ------------------------------------------------------------------------------------
 
 
-def test_the_list_shows_public_benchmarks_to_everyone_and_hidden_ones_to_staff(client, medvidbench):
+def test_the_list_shows_public_benchmarks_to_everyone_and_hidden_ones_to_maintainers(
+    client, medvidbench
+):
     BenchmarkFactory(slug="hidden", name="Hidden bench", is_public=False)
     staff = APIClient()
-    staff.force_authenticate(UserFactory(is_staff=True))
+    staff.force_authenticate(maintainer_user())
+    staff_without_the_role = APIClient()
+    staff_without_the_role.force_authenticate(UserFactory(is_staff=True))
 
     anonymous = client.get(reverse("api:benchmark-list")).json()
     for_staff = staff.get(reverse("api:benchmark-list")).json()
@@ -131,6 +135,7 @@ def test_the_list_shows_public_benchmarks_to_everyone_and_hidden_ones_to_staff(c
         }
     ]
     assert [row["slug"] for row in for_staff] == ["hidden", "medvidbench"]
+    assert staff_without_the_role.get(reverse("api:benchmark-list")).json() == anonymous
 
 
 def test_the_detail_has_metrics_tasks_policy_and_test_set_statistics_but_no_file(client, published):
@@ -183,7 +188,7 @@ def test_the_detail_has_metrics_tasks_policy_and_test_set_statistics_but_no_file
 def test_an_unknown_benchmark_is_404_and_a_hidden_one_404_for_anonymous(client):
     hidden = BenchmarkFactory(is_public=False)
     staff = APIClient()
-    staff.force_authenticate(UserFactory(is_staff=True))
+    staff.force_authenticate(maintainer_user())
 
     assert client.get(reverse("api:benchmark-detail", args=["nope"])).status_code == 404
     assert client.get(reverse("api:rankings", args=["nope"])).status_code == 404
@@ -506,7 +511,7 @@ def test_a_recompute_changes_the_etag_and_the_body(client, published):
 def test_a_hidden_benchmark_is_not_cached_by_shared_caches(published):
     update_benchmark(published, actor=None, is_public=False)
     staff = APIClient()
-    staff.force_authenticate(UserFactory(is_staff=True))
+    staff.force_authenticate(maintainer_user())
 
     response = staff.get(rankings_url(published))
 

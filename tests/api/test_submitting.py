@@ -12,7 +12,7 @@ from judging.services import configure_endpoint
 from submissions.enums import EvaluationStatus, VerificationStatus
 from submissions.models import Submission
 from submissions.services import score_evaluation, set_verification_status
-from tests.accounts.factories import UserFactory
+from tests.accounts.factories import UserFactory, maintainer_user
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db]
 
@@ -152,7 +152,8 @@ def test_status_and_results_are_the_owners_alone(benchmark, perfect_predictions)
     assert body["evaluation"]["parsed"]["tal"] == {"total": 1, "parsed": 1}
     assert body["judge"]["state"] == "not_applicable"  # no judged metrics here
     assert token_client(UserFactory()).get(url).status_code == 404
-    assert token_client(UserFactory(is_staff=True)).get(url).status_code == 200
+    assert token_client(UserFactory(is_staff=True)).get(url).status_code == 404
+    assert token_client(maintainer_user()).get(url).status_code == 200
 
 
 def test_the_submitter_reads_the_verification_state_and_reason(benchmark, perfect_predictions):

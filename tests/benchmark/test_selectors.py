@@ -13,7 +13,7 @@ from benchmark.selectors import (
     public_benchmarks,
 )
 from benchmark.services import import_testset
-from tests.accounts.factories import UserFactory
+from tests.accounts.factories import UserFactory, maintainer_user
 from tests.benchmark.factories import (
     BenchmarkFactory,
     TestSetFactory,
@@ -55,12 +55,12 @@ def test_a_public_benchmark_is_found_by_anyone():
     assert benchmark_by_slug("medvidbench", viewer=AnonymousUser()) == benchmark
 
 
-def test_a_hidden_benchmark_is_found_by_staff_and_the_system_only():
+def test_a_hidden_benchmark_is_found_by_maintainers_and_the_system_only():
     hidden = BenchmarkFactory(slug="draft", is_public=False)
 
-    assert benchmark_by_slug("draft", viewer=UserFactory(is_staff=True)) == hidden
+    assert benchmark_by_slug("draft", viewer=maintainer_user()) == hidden
     assert benchmark_by_slug("draft", viewer=None) == hidden
-    for viewer in (AnonymousUser(), UserFactory()):
+    for viewer in (AnonymousUser(), UserFactory(), UserFactory(is_staff=True)):
         with pytest.raises(Benchmark.DoesNotExist):
             benchmark_by_slug("draft", viewer=viewer)
 

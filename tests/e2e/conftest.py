@@ -4,6 +4,7 @@ its real metrics and ranking."""
 
 import pytest
 
+from tests.e2e.browser import ACTIVE_WATCHES, csp_failure
 from tests.submissions import conftest as submissions_fixtures
 
 private_dir = submissions_fixtures.private_dir
@@ -21,3 +22,23 @@ def benchmark(medvidbench):
         medvidbench.is_public = True
         medvidbench.save(update_fields=["is_public"])
     return medvidbench
+
+
+def _untaken_violations() -> list[str]:
+    return [violation for watch in ACTIVE_WATCHES for violation in watch.take()]
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    """Fail the test itself (not only its teardown) when a page it drove violated the
+    Content-Security-Policy (tests/e2e/browser.py watches every page). A test that failed
+    anyway gets the violations as a note on its error."""
+    try:
+        result = yield
+    except BaseException as error:
+        if violations := _untaken_violations():
+            error.add_note(str(csp_failure(violations)))
+        raise
+    if violations := _untaken_violations():
+        raise csp_failure(violations)
+    return result

@@ -198,8 +198,12 @@ def test_the_cancel_action_stops_active_jobs_and_skips_finished_ones(
 
 def test_staff_without_the_permission_cannot_use_the_actions(client, scored_run):
     job = services.start_judge(scored_run, enqueue=False)
+    # A maintainer by the role's definition (staff who may verify) who may read the jobs but
+    # was not given the judge's rerun permission.
     staff = UserFactory(is_staff=True)
-    staff.user_permissions.add(Permission.objects.get(codename="view_judgejob"))
+    staff.user_permissions.add(
+        *Permission.objects.filter(codename__in=["view_judgejob", "verify_submission"])
+    )
     client.force_login(staff)
 
     listing = get(client, "/admin/judging/judgejob/")
@@ -214,6 +218,23 @@ def test_staff_without_the_permission_cannot_use_the_actions(client, scored_run)
     act(client, "cancel", [job])
     job.refresh_from_db()
     assert job.state == JobStatus.CANCELLED
+
+
+def test_staff_with_the_job_permissions_but_not_the_role_are_refused(client, scored_run):
+    job = services.start_judge(scored_run, enqueue=False)
+    staff = UserFactory(is_staff=True)
+    staff.user_permissions.add(
+        *Permission.objects.filter(codename__in=["view_judgejob", "rerun_judgejob"])
+    )
+    client.force_login(staff)
+
+    listing = client.get("/admin/judging/judgejob/")
+    page = client.get(f"/admin/judging/judgejob/{job.pk}/change/")
+    response = act(client, "cancel", [job])
+
+    assert (listing.status_code, page.status_code, response.status_code) == (403, 403, 403)
+    job.refresh_from_db()
+    assert job.state == JobStatus.QUEUED
 
 
 def test_a_user_who_is_not_staff_is_sent_to_the_admin_sign_in(client, scored_run):

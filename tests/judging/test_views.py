@@ -16,7 +16,7 @@ from judging.models import JudgeEndpoint, JudgeJob
 from submissions.enums import EvaluationStatus
 from submissions.models import Evaluation
 from submissions.services import SubmissionDetails, create_submission
-from tests.accounts.factories import UserFactory
+from tests.accounts.factories import UserFactory, maintainer_user
 from tests.submissions.factories import EvaluationFactory, SubmissionFactory
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db]
@@ -70,9 +70,16 @@ def has_start_form(content, submission, label="Start the judge"):
 
 
 def maintainer():
-    """Staff with the judge's rerun permission (staff alone may see others' entries)."""
+    """A maintainer: staff in the Maintainers group, who may see others' entries
+    (`can_view_all_entries`) and rerun the judge."""
+    return maintainer_user()
+
+
+def verifier():
+    """A maintainer by the role's definition (staff who may verify) without the judge's rerun
+    permission: sees the entry, may not start its judge."""
     user = UserFactory(is_staff=True)
-    user.user_permissions.add(Permission.objects.get(codename="rerun_judgejob"))
+    user.user_permissions.add(Permission.objects.get(codename="verify_submission"))
     return user
 
 
@@ -113,7 +120,7 @@ def test_the_owner_sees_a_start_button_and_nobody_else_does(client, submitter, s
     assert has_start_form(owner_page, submission)
     assert judge_cells(owner_page) == dict.fromkeys(JUDGE_METRICS, "pending")
 
-    client.force_login(UserFactory(is_staff=True))  # sees the page, may not start the judge
+    client.force_login(verifier())  # sees the page, may not start the judge
     staff_page = page(client, submission)
     assert "the submitter or a maintainer starts it" in staff_page
     assert not has_start_form(staff_page, submission)
@@ -380,7 +387,9 @@ def test_only_the_owner_or_a_maintainer_may_start(client, scored_run):
     submission = scored_run.submission
     client.force_login(UserFactory())
     assert client.post(f"/submissions/{submission.pk}/judge/start/").status_code == 404
-    client.force_login(UserFactory(is_staff=True))
+    client.force_login(UserFactory(is_staff=True))  # staff without the role: a stranger here
+    assert client.post(f"/submissions/{submission.pk}/judge/start/").status_code == 404
+    client.force_login(verifier())
     assert client.post(f"/submissions/{submission.pk}/judge/start/").status_code == 403
     client.logout()
     response = client.post(f"/submissions/{submission.pk}/judge/start/")

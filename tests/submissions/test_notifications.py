@@ -23,7 +23,7 @@ from submissions.enums import (
 )
 from submissions.models import Notification, NotificationKind
 from submissions.notifications import UNREAD_SHOWN, VERIFICATION_KIND, notify
-from tests.accounts.factories import UserFactory
+from tests.accounts.factories import UserFactory, maintainer_user
 from tests.benchmark.factories import BenchmarkFactory
 from tests.verifying.factories import rerun_report
 
@@ -422,8 +422,8 @@ def test_the_detail_page_lists_that_entrys_notifications_read_or_not(client, sub
     assert content.count('class="notification notification-access_requested unread"') == 1
 
 
-def test_staff_viewing_an_entry_do_not_see_its_owners_notifications(client, submission):
+def test_a_maintainer_viewing_an_entry_does_not_see_its_owners_notifications(client, submission):
     notify(submission, K.NOMINATED, message="Nominated.")
-    client.force_login(UserFactory(is_staff=True))
+    client.force_login(maintainer_user())
 
     assert shown(page(client, f"/submissions/{submission.pk}/")) == []

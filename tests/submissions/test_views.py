@@ -17,7 +17,7 @@ from submissions import services
 from submissions.enums import EvaluationStatus, VerificationStatus
 from submissions.models import Evaluation, Submission
 from submissions.verification import OFFICIAL_STEPS
-from tests.accounts.factories import UserFactory
+from tests.accounts.factories import UserFactory, maintainer_user
 
 from .factories import EvaluationFactory, scored_entry
 
@@ -124,7 +124,9 @@ def test_home_redirects_to_the_only_benchmark(client, benchmark):
 def test_a_hidden_benchmark_is_not_found_for_visitors(client, benchmark):
     update_benchmark(benchmark, actor=None, is_public=False)
     get(client, "/b/medvidbench/", status=404)
-    client.force_login(UserFactory(is_staff=True))
+    client.force_login(UserFactory(is_staff=True))  # staff without the role: a visitor here
+    get(client, "/b/medvidbench/", status=404)
+    client.force_login(maintainer_user())
     get(client, "/b/medvidbench/")
 
 
@@ -612,12 +614,13 @@ def test_after_scoring_the_page_shows_metrics_datasets_and_own_unparsed_answers(
     assert "Rank <strong>1</strong> on the" in content
 
 
-def test_only_the_owner_and_staff_see_a_status_page(client, uploaded):
+def test_only_the_owner_and_maintainers_see_a_status_page(client, uploaded):
     url = f"/submissions/{uploaded.pk}/"
-    client.force_login(UserFactory())
-    get(client, url, status=404)
-    get(client, url + "status/", status=404)
-    client.force_login(UserFactory(is_staff=True))
+    for stranger in (UserFactory(), UserFactory(is_staff=True)):
+        client.force_login(stranger)
+        get(client, url, status=404)
+        get(client, url + "status/", status=404)
+    client.force_login(maintainer_user())
     get(client, url)
     client.logout()
     assert client.get(url).url == f"/accounts/login/?next={url}"
@@ -643,7 +646,7 @@ def test_an_evaluate_only_entry_is_on_no_board_and_its_would_be_rank_is_the_owne
             client.force_login(viewer)
         for url in ("/b/medvidbench/", "/b/medvidbench/community/"):
             assert "Secret" not in get(client, url)
-    client.force_login(UserFactory(is_staff=True))
+    client.force_login(maintainer_user())
     staff_page = get(client, f"/submissions/{secret.pk}/")
     assert "would rank" not in staff_page
 
