@@ -87,7 +87,7 @@ class SubmissionForm(forms.Form):
         cleaned = super().clean()
         if cleaned.get("is_challenge_entry"):
             for name in ("team_name", "authors"):
-                if not cleaned.get(name):
+                if not cleaned.get(name) and name not in self.errors:  # refused: said so
                     self.add_error(name, "A challenge entry needs its team name and authors.")
         name = cleaned.get("model_name")
         if name and not cleaned.get("evaluate_only"):
