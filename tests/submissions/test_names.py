@@ -329,7 +329,7 @@ def test_a_huge_name_is_refused_before_it_is_looked_at(
         private_dir,
         {"authors": "A. Author, " * 100_000},
         "authors",
-        "Authors is 1,099,999 characters long; at most 500 are allowed."  # stripped,
+        "Authors is 1,099,999 characters long; at most 500 are allowed.",  # its last space stripped
     )
 
 
