@@ -10,7 +10,11 @@ serializer and the admin's form apply it too, to answer in the same round trip.
 
 from __future__ import annotations
 
+from collections import defaultdict
+from dataclasses import dataclass
 from typing import Any
+
+from django.db import transaction
 
 from benchmark.models import Benchmark
 from core.exceptions import InvalidName
@@ -25,6 +29,7 @@ __all__ = [
     "clean_names",
     "confusable_key",
     "published_name_message",
+    "refresh_name_skeletons",
     "refuse_published_lookalike",
 ]
 
@@ -95,3 +100,49 @@ def refuse_published_lookalike(
     existing = published_lookalike(benchmark, name, exclude_pk=exclude_pk)
     if existing is not None:
         raise InvalidName(published_name_message(name, existing, benchmark), field="model_name")
+
+
+# --- after an upgrade of the confusables data ---------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SkeletonRefresh:
+    """What `refresh_name_skeletons` found: the entries whose stored key differs from today's
+    (pk, name, stored, new) and the groups of published entries of one benchmark that would
+    then share a key (pk, name)."""
+
+    changed: list[tuple[int, str, str, str]]
+    clashes: list[list[tuple[int, str]]]
+
+
+def refresh_name_skeletons(*, dry_run: bool = False) -> SkeletonRefresh:
+    """Recompute every entry's `model_name_skeleton` with the installed confusables data (ICU's,
+    which a new pyicu-wheels may change): the stored keys are derived data, the names are
+    never touched.
+
+    Writes nothing when `dry_run`, or when published entries of one benchmark would then share
+    a key (the unique index would refuse it; a maintainer renames or unpublishes one of each
+    group first). Otherwise updates the changed rows in one transaction, each first to a
+    placeholder unique to it, so that two entries trading keys never collide half-way. Derived
+    data, so no audit row. Returns what it found.
+    """
+    rows = list(
+        Submission.objects.order_by("pk").values_list(
+            "pk", "benchmark_id", "model_name", "model_name_skeleton", "publish"
+        )
+    )
+    changed, published = [], defaultdict(list)
+    for pk, benchmark_id, name, stored, publish in rows:
+        key = confusable_key(name)
+        if key != stored:
+            changed.append((pk, name, stored, key))
+        if publish:
+            published[benchmark_id, key].append((pk, name))
+    clashes = [group for group in published.values() if len(group) > 1]
+    if changed and not clashes and not dry_run:
+        with transaction.atomic():
+            for pk, *_ in changed:
+                Submission.objects.filter(pk=pk).update(model_name_skeleton=f"refreshing:{pk}")
+            for pk, _, _, key in changed:
+                Submission.objects.filter(pk=pk).update(model_name_skeleton=key)
+    return SkeletonRefresh(changed=changed, clashes=clashes)

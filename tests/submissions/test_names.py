@@ -630,8 +630,7 @@ def test_the_admin_shows_a_refused_name_on_its_field_and_changes_nothing(client,
 # --- defence in depth: names stored before the rule --------------------------------------------
 
 
-def test_a_notification_email_is_sent_whatever_the_stored_name_holds(benchmark, settings):
-    settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+def test_a_notification_email_is_sent_whatever_the_stored_name_holds(benchmark):
     # Stored before names were checked (a factory writes what it is given).
     entry = SubmissionFactory(benchmark=benchmark, model_name="Med\r\nBcc: x@example.org\u202e")
 
@@ -706,3 +705,64 @@ def test_the_rule_alone_names_label_and_position():
     with pytest.raises(InvalidName, match=r"^Thing: character 2 is U\+200B ZERO WIDTH SPACE, "):
         normalise_display_name("a\u200b", label="Thing", max_length=10)
     assert normalise_display_name(" \uff41  b ", label="Thing", max_length=3) == "a b"
+
+
+# --- after an upgrade of the confusables data ----------------------------------------------------
+
+
+def test_refresh_name_skeletons_recomputes_stale_keys_even_when_two_trade_them(benchmark):
+    from django.core.management import call_command
+
+    one = SubmissionFactory(benchmark=benchmark, model_name="One", model_name_skeleton="two")
+    two = SubmissionFactory(benchmark=benchmark, model_name="Two", model_name_skeleton="one")
+    fresh = SubmissionFactory(benchmark=benchmark, model_name="Fresh")
+    out = io.StringIO()
+
+    call_command("refresh_name_skeletons", "--dry-run", stdout=out)
+    assert out.getvalue() == "2 look-alike keys would change.\n"
+    assert Submission.objects.get(pk=one.pk).model_name_skeleton == "two"
+
+    call_command("refresh_name_skeletons", stdout=out)
+    keys = dict(Submission.objects.values_list("pk", "model_name_skeleton"))
+    assert keys == {one.pk: "one", two.pk: "two", fresh.pk: "fresh"}
+
+
+def test_refresh_name_skeletons_writes_nothing_while_published_names_would_clash(benchmark):
+    from django.core.management import CommandError, call_command
+
+    # As if a new confusables table made these two look the same: their stored keys differ.
+    kept = SubmissionFactory(benchmark=benchmark, model_name="MedGemma", publish=True)
+    other = SubmissionFactory(
+        benchmark=benchmark, model_name="M\u0435dGemma", model_name_skeleton="old", publish=True
+    )
+
+    with pytest.raises(CommandError) as refused:
+        call_command("refresh_name_skeletons", stdout=io.StringIO())
+
+    assert str(refused.value) == (
+        "Published entries whose model names would look the same on one benchmark (id, name): "
+        f"{kept.pk} 'MedGemma', {other.pk} 'M\u0435dGemma'. Rename or unpublish all but one of "
+        "each group; nothing was written."
+    )
+    assert Submission.objects.get(pk=other.pk).model_name_skeleton == "old"
+
+
+def test_the_official_result_command_refuses_a_bidi_name(medvidbench):
+    from django.core.management import CommandError, call_command
+
+    with pytest.raises(CommandError) as refused:
+        call_command(
+            "add_official_result",
+            "--model",
+            "GPT\u202e-4o",
+            "--values",
+            "{}",
+            "--source",
+            "a paper",
+        )
+
+    assert str(refused.value) == (
+        "Model name: character 4 is U+202E RIGHT-TO-LEFT OVERRIDE, a bidirectional-text "
+        "control, which makes a name display in another order than it is stored; remove it."
+    )
+    assert not Submission.objects.exists()
