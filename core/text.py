@@ -133,7 +133,7 @@ def _first_refused(text: str, label: str, *, multiline_hint: str, normalised: bo
 def normalise_display_name(
     value: str, *, label: str, max_length: int, required: bool = True, multiline_hint: str = ""
 ) -> str:
-    """The name as stored: Unicode NFKC (full-width letters, ligatures such as "ﬁ" and other
+    """The name as stored: no white space at either end, Unicode NFKC (full-width letters, ligatures such as "ﬁ" and other
     compatibility forms become the plain characters they stand for), every space character a
     plain space, runs of spaces one space, no space at either end.
 
@@ -148,6 +148,9 @@ def normalise_display_name(
         raise InvalidName(
             f"{label} is {len(value):,} characters long; at most {max_length} are allowed."
         )
+    # Surrounding white space goes first, as the web form and the API strip it: positions are
+    # then counted alike on every path, and a trailing newline is tidied rather than refused.
+    value = value.strip()
     _first_refused(value, label, multiline_hint=multiline_hint, normalised=False)
     text = unicodedata.normalize("NFKC", value)
     # NFKC can produce nothing refused from allowed characters in Unicode today; checked again

@@ -404,6 +404,9 @@ def test_a_published_name_in_another_form_or_case_is_refused(
                      {"model_name": "نموذج طبي", "institution": "جامعة القاهرة"}, id="arabic"),
         pytest.param({"model_name": "चिकित्सा मॉडल"}, {"model_name": "चिकित्सा मॉडल"}, id="devanagari"),
         pytest.param({"model_name": "Μοντέλο Ιατρικής"}, {"model_name": "Μοντέλο Ιατρικής"}, id="greek"),
+        pytest.param({"model_name": "Медицинская модель", "institution": "МГУ"},
+                     {"model_name": "Медицинская модель", "institution": "МГУ"}, id="cyrillic"),
+        pytest.param({"model_name": "מודל רפואי"}, {"model_name": "מודל רפואי"}, id="hebrew"),
         pytest.param({"model_name": "Modèle évalué", "authors": "José Núñez, Zoë Ødegård"},
                      {"model_name": "Modèle évalué", "authors": "José Núñez, Zoë Ødegård"},
                      id="accented"),
@@ -477,6 +480,12 @@ def details(**fields):
             "line); remove it.",
         ),
         ({"model_name": " \u00a0 "}, "model_name", "Model name is empty; it is required."),
+        (
+            {"institution": "\n  Lab\u200b\n"},
+            "institution",
+            "Institution: character 4 is U+200B ZERO WIDTH SPACE, an invisible formatting "
+            "character; remove it.",
+        ),
         (
             {"model_name": "x" * 101},
             "model_name",
