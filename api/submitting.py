@@ -61,7 +61,9 @@ class NameField(serializers.CharField):
             f"At most {names.max_length(name)} characters once normalised (NFKC); no "
             "invisible, control or bidi characters (docs/names.md).",
         )
-        super().__init__(**kwargs)
+        # Its validator runs after `to_internal_value`, on a value already within it: it is
+        # here for the schema's maxLength.
+        super().__init__(max_length=names.max_length(name), **kwargs)
 
     def to_internal_value(self, data: Any) -> str:
         text = super().to_internal_value(data)

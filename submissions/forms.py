@@ -17,13 +17,13 @@ from .services import SubmissionDetails, check_upload_size, validate_predictions
 class NameField(forms.CharField):
     """A display name (`submissions.names`): normalised (NFKC, spaces) as the writer stores
     it, and refused with the writer's message for an invisible, control or bidi character or
-    a length over the model field's, counted once normalised. The browser's `maxlength` is
-    only a hint; the limit is the normalised one."""
+    a length over the model field's, counted once normalised."""
 
     def __init__(self, name: str, **kwargs: Any) -> None:
         self.field_name = name
-        super().__init__(**kwargs)
-        self.widget.attrs.setdefault("maxlength", str(max_length(name)))
+        # The max length's validator runs after `to_python`, on a value already within it: it
+        # is here for the browser's `maxlength` (a hint; the limit is the normalised one).
+        super().__init__(max_length=max_length(name), **kwargs)
 
     def to_python(self, value: Any) -> str:
         text = super().to_python(value)
