@@ -63,12 +63,6 @@ def published_lookalike(
     return entries.first()
 
 
-def published_name_taken(benchmark: Benchmark, model_name: str) -> bool:
-    """Whether a published entry on `benchmark` already has this model name, or one that looks
-    the same (`published_lookalike`)."""
-    return published_lookalike(benchmark, model_name) is not None
-
-
 def latest_evaluation(submission: Submission) -> Evaluation | None:
     """The submission's newest run, whatever its state."""
     return submission.evaluations.order_by("-created_at", "-id").first()
