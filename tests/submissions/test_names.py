@@ -775,3 +775,51 @@ def test_the_official_result_command_refuses_a_bidi_name(medvidbench):
         "control, which makes a name display in another order than it is stored; remove it."
     )
     assert not Submission.objects.exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_look_alikes_submitted_at_once_are_settled_by_the_unique_index(
+    benchmark, perfect_predictions, private_dir
+):
+    """Another transaction publishes "MedGemma" and has not committed when this upload of its
+    look-alike (a Cyrillic e) checks the name, so the check cannot see it: the upload's insert
+    waits on the unique index, and once the other commits it is refused with the same message."""
+    import threading
+    import time
+
+    from django.db import connection
+
+    inserted, failures = threading.Event(), []
+
+    def publish_first():
+        try:
+            with transaction.atomic():
+                SubmissionFactory(benchmark=benchmark, model_name="MedGemma", publish=True)
+                inserted.set()
+                time.sleep(1.0)  # the upload below checks the name meanwhile, and waits
+        except Exception as error:  # reported by the main thread
+            failures.append(error)
+        finally:
+            connection.close()
+
+    first = threading.Thread(target=publish_first)
+    first.start()
+    assert inserted.wait(10)
+    try:
+        with pytest.raises(InvalidName) as refused:
+            create_submission(
+                benchmark,
+                owner=UserFactory(),
+                details=details(model_name="M\u0435dGemma"),
+                predictions=perfect_predictions,
+            )
+    finally:
+        first.join(10)
+
+    assert failures == []
+    assert str(refused.value) == (
+        f"'M\u0435dGemma' looks the same as the published entry 'MedGemma' on {benchmark.name} "
+        "(Unicode look-alike characters); choose another model name."
+    )
+    assert list(Submission.objects.values_list("model_name", flat=True)) == ["MedGemma"]
+    assert stored_files(private_dir) == []
