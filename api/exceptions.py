@@ -14,6 +14,7 @@ from rest_framework.views import exception_handler as drf_exception_handler
 
 from core.exceptions import (
     DomainError,
+    InvalidName,
     InvalidPredictions,
     InvalidTransition,
     JudgeUnavailable,
@@ -35,6 +36,14 @@ def exception_handler(error: Exception, context: dict[str, Any]) -> Response | N
             (status.HTTP_400_BAD_REQUEST, "refused"),
         )
         body: dict[str, Any] = {"detail": str(error), "code": name}
+        if isinstance(error, InvalidName) and error.field:
+            # A name refused by the writer (a look-alike published meanwhile): in the envelope
+            # of the serializer's field errors, where the same refusal usually comes from.
+            body = {
+                "detail": "The request is invalid; see `errors`.",
+                "code": "invalid",
+                "errors": {error.field: [str(error)]},
+            }
         if isinstance(error, InvalidPredictions):
             body["detail"] = "The predictions file was rejected; nothing was stored."
             body["problems"] = error.problems

@@ -26,10 +26,11 @@ from rest_framework.views import APIView
 
 from benchmark.models import Benchmark
 from benchmark.selectors import benchmark_by_slug
+from core.exceptions import InvalidName
 from judging import selectors as judge_selectors
 from judging import services as judge_services
 from judging.models import JudgeJob
-from submissions import selectors, services
+from submissions import names, selectors, services
 from submissions.models import Evaluation, Submission
 from submissions.services import SubmissionDetails
 from submissions.verification import verification_summary
@@ -51,22 +52,51 @@ class ErrorSerializer(serializers.Serializer):
     errors = serializers.DictField(required=False)
 
 
+class NameField(serializers.CharField):
+    """A display name (`submissions.names`), as the web form's `NameField`: normalised as the
+    writer stores it and refused with the same messages; the limit counted once normalised."""
+
+    def __init__(self, name: str, **kwargs: Any) -> None:
+        self.field_name_checked = name
+        kwargs.setdefault(
+            "help_text",
+            f"At most {names.max_length(name)} characters once normalised (NFKC); no "
+            "invisible, control or bidi characters (docs/names.md).",
+        )
+        # Its validator runs after `to_internal_value`, on a value already within it: it is
+        # here for the schema's maxLength.
+        super().__init__(max_length=names.max_length(name), **kwargs)
+
+    def to_internal_value(self, data: Any) -> str:
+        text = super().to_internal_value(data)
+        try:
+            return names.clean_name(self.field_name_checked, text)
+        except InvalidName as error:
+            raise serializers.ValidationError(str(error), code="invalid_name") from None
+
+
 class SubmitSerializer(serializers.Serializer):
     """The web form's fields; `publish=false` is "evaluate only, don't publish"."""
 
     predictions = serializers.FileField(
         help_text="JSON: one {id, qa_type, prediction} object per test sample, in test-set order."
     )
-    model_name = serializers.CharField(max_length=100)
-    institution = serializers.CharField(max_length=200)
+    model_name = NameField("model_name")
+    institution = NameField("institution")
     # The columns' lengths (Submission): a longer value would fail in the database.
     contact_email = serializers.EmailField(max_length=254, help_text="Never shown publicly.")
     model_url = serializers.URLField(max_length=200)
     paper_url = serializers.URLField(max_length=200, required=False, allow_blank=True, default="")
     code_url = serializers.URLField(max_length=200, required=False, allow_blank=True, default="")
     is_challenge_entry = serializers.BooleanField(required=False, default=False)
-    team_name = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
-    authors = serializers.CharField(max_length=500, required=False, allow_blank=True, default="")
+    team_name = NameField("team_name", required=False, allow_blank=True, default="")
+    authors = NameField(
+        "authors",
+        required=False,
+        allow_blank=True,
+        default="",
+        help_text="One line, separated by commas; at most 500 characters once normalised.",
+    )
     publish = serializers.BooleanField(required=False, default=True)
 
     def validate(self, data: dict[str, Any]) -> dict[str, Any]:
@@ -78,6 +108,11 @@ class SubmitSerializer(serializers.Serializer):
             }
             if missing:
                 raise serializers.ValidationError(missing)
+        if data["publish"]:  # the benchmark is the view's (context), as the form's
+            try:
+                names.refuse_published_lookalike(self.context["benchmark"], data["model_name"])
+            except InvalidName as error:
+                raise serializers.ValidationError({"model_name": [str(error)]}) from None
         return data
 
     def details(self) -> SubmissionDetails:
@@ -317,7 +352,7 @@ class SubmitView(APIView):
     )
     def post(self, request: Request, slug: str) -> Response:
         benchmark = _benchmark(request, slug)
-        serializer = SubmitSerializer(data=request.data)
+        serializer = SubmitSerializer(data=request.data, context={"benchmark": benchmark})
         serializer.is_valid(raise_exception=True)
         upload = serializer.validated_data["predictions"]
         services.check_upload_size(benchmark, upload.size or 0)

@@ -52,6 +52,7 @@ def build_board(entries: int, seed: int):
     from django.utils import timezone
 
     from benchmark.services import ensure_medvidbench
+    from core.text import confusable_key
     from submissions.enums import EvaluationStatus, SubmissionSource, VerificationStatus
     from submissions.models import Evaluation, Submission
 
@@ -67,6 +68,7 @@ def build_board(entries: int, seed: int):
                 benchmark=benchmark,
                 source=SubmissionSource.UPLOAD,
                 model_name=f"bench-model-{number:05d}",
+                model_name_skeleton=confusable_key(f"bench-model-{number:05d}"),
                 institution=f"Lab {number % 37}",
                 model_url=f"https://example.org/models/{number}",
                 publish=True,

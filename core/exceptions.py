@@ -62,3 +62,14 @@ class VerificationRefused(InvalidTransition):
     """A move to verified without the evidence it needs (the entry's newest re-run, done and
     within the tolerance; a note for re-verifying the maintainers' own result). The message says
     what is missing; `submissions.next_step` tells an interface where the next step is done."""
+
+
+class InvalidName(DomainError):
+    """A display name (a model's, a team's, an institution's, the authors) that cannot be
+    stored: an invisible, control or bidi character, too long once normalised, or one that
+    looks the same as a published entry's (`core.text`, `submissions.names`). `field` is the
+    form field at fault, when the caller knows it."""
+
+    def __init__(self, message: str, *, field: str = ""):
+        self.field = field
+        super().__init__(message)

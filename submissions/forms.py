@@ -8,23 +8,43 @@ from django import forms
 from django.core.files.uploadedfile import UploadedFile
 
 from benchmark.models import Benchmark
-from core.exceptions import DomainError, InvalidPredictions
+from core.exceptions import DomainError, InvalidName, InvalidPredictions
 
-from .selectors import published_name_taken
+from .names import clean_name, max_length, refuse_published_lookalike
 from .services import SubmissionDetails, check_upload_size, validate_predictions
+
+
+class NameField(forms.CharField):
+    """A display name (`submissions.names`): normalised (NFKC, spaces) as the writer stores
+    it, and refused with the writer's message for an invisible, control or bidi character or
+    a length over the model field's, counted once normalised."""
+
+    def __init__(self, name: str, **kwargs: Any) -> None:
+        self.field_name = name
+        # The max length's validator runs after `to_python`, on a value already within it: it
+        # is here for the browser's `maxlength` (a hint; the limit is the normalised one).
+        super().__init__(max_length=max_length(name), **kwargs)
+
+    def to_python(self, value: Any) -> str:
+        text = super().to_python(value)
+        try:
+            return clean_name(self.field_name, text)
+        except InvalidName as error:
+            raise forms.ValidationError(str(error), code="invalid_name") from None
 
 
 class SubmissionForm(forms.Form):
     """All the synchronous checks, so one round trip lists every problem: required fields,
-    URLs, the challenge entry's team, a published model name already in use, and the file
-    (its size before it is read into memory, then JSON and every row against the test set,
-    by `validate_predictions`, with the rows named). `create_submission` checks again under
-    its lock (a name can be taken meanwhile) and the view adds its refusals to the form."""
+    the names (`NameField`), URLs, the challenge entry's team, a published model name in use
+    or looked like, and the file (its size before it is read into memory, then JSON and every
+    row against the test set, by `validate_predictions`, with the rows named).
+    `create_submission` checks again under its lock (a name can be taken meanwhile) and the
+    view adds its refusals to the form."""
 
-    model_name = forms.CharField(
-        max_length=100, help_text="Shown on the board; unique per benchmark."
+    model_name = NameField(
+        "model_name", help_text="Shown on the board; unique per benchmark, look-alikes included."
     )
-    institution = forms.CharField(max_length=200)
+    institution = NameField("institution")
     # The columns' lengths (Submission): a longer value would fail in the database.
     contact_email = forms.EmailField(max_length=254, help_text="Never shown publicly.")
     model_url = forms.URLField(
@@ -33,8 +53,10 @@ class SubmissionForm(forms.Form):
     paper_url = forms.URLField(max_length=200, label="Paper URL", required=False)
     code_url = forms.URLField(max_length=200, label="Code URL", required=False)
     is_challenge_entry = forms.BooleanField(label="This is a challenge entry", required=False)
-    team_name = forms.CharField(max_length=200, required=False, help_text="For challenge entries.")
-    authors = forms.CharField(max_length=500, required=False, help_text="For challenge entries.")
+    team_name = NameField("team_name", required=False, help_text="For challenge entries.")
+    authors = NameField(
+        "authors", required=False, help_text="For challenge entries; separated by commas."
+    )
     evaluate_only = forms.BooleanField(
         label="Evaluate only, don't publish",
         required=False,
@@ -68,15 +90,14 @@ class SubmissionForm(forms.Form):
         cleaned = super().clean()
         if cleaned.get("is_challenge_entry"):
             for name in ("team_name", "authors"):
-                if not cleaned.get(name):
+                if not cleaned.get(name) and name not in self.errors:  # refused: said so
                     self.add_error(name, "A challenge entry needs its team name and authors.")
         name = cleaned.get("model_name")
-        if name and not cleaned.get("evaluate_only") and published_name_taken(self.benchmark, name):
-            self.add_error(
-                "model_name",
-                f"A published entry named {name!r} already exists on {self.benchmark.name}; "
-                "choose another model name.",
-            )
+        if name and not cleaned.get("evaluate_only"):
+            try:
+                refuse_published_lookalike(self.benchmark, name)
+            except InvalidName as error:
+                self.add_error("model_name", str(error))
         return cleaned
 
     def details(self) -> SubmissionDetails:

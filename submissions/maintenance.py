@@ -16,6 +16,7 @@ from core.exceptions import InvalidTransition
 
 from .enums import EvaluationStatus
 from .models import Evaluation, Submission
+from .names import clean_names
 from .selectors import latest_evaluation
 from .services import schedule_board_refresh, start_evaluation
 
@@ -75,8 +76,9 @@ def rerun_scoring(submission: Submission, *, actor: Any, note: str = "") -> Eval
 def update_entry_details(submission: Submission, *, actor: Any, **changes: str) -> Submission:
     """Correct an entry's presentation details (`PRESENTATION_FIELDS`).
 
-    Any other field is a programming error (`ValueError`); values are checked as the model's
-    fields check them (`ValidationError`). Saves only the fields whose value changes, writes one
+    Any other field is a programming error (`ValueError`); the names (institution, team,
+    authors) are normalised and checked as an upload's (`InvalidName`, `submissions.names`),
+    the rest as the model's fields check them (`ValidationError`). Saves only the fields whose value changes, writes one
     `submissions.submission.edited` audit row {changes: {field: {from, to}}} and, for a
     published entry, rebuilds the board on commit (it shows these details). Nothing changes,
     nothing is written. Returns the submission as saved.
@@ -84,6 +86,7 @@ def update_entry_details(submission: Submission, *, actor: Any, **changes: str) 
     unknown = sorted(set(changes) - set(PRESENTATION_FIELDS))
     if unknown:
         raise ValueError(f"not a presentation field of a submission: {', '.join(unknown)}")
+    changes = {**changes, **clean_names(changes)}
     with transaction.atomic():
         submission = Submission.objects.select_for_update().get(pk=submission.pk)
         changed = {

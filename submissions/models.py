@@ -31,7 +31,10 @@ class Submission(models.Model):
 
     `publish=False` is the official "evaluate only, don't publish": the entry never appears on
     a board, and its would-be rank is shown to its owner only. Published model names are unique
-    per benchmark (case-insensitive), as on the official board.
+    per benchmark (case-insensitive), as on the official board, and may not even look the same:
+    `model_name_skeleton` is the name's `core.text.confusable_key` (Unicode TR39), unique among
+    a benchmark's published entries. The writers (`services.create_submission`,
+    `services.import_published_result`) normalise the names and set it (`submissions.names`).
     """
 
     benchmark = models.ForeignKey(Benchmark, on_delete=models.PROTECT, related_name="submissions")
@@ -47,6 +50,8 @@ class Submission(models.Model):
     )
 
     model_name = models.CharField(max_length=100)
+    # What the name looks like (`core.text.confusable_key`), set with the name by its writers.
+    model_name_skeleton = models.TextField(blank=True, editable=False)
     institution = models.CharField(max_length=200, blank=True)
     contact_email = models.EmailField(blank=True)
     model_url = models.URLField(blank=True)
@@ -101,6 +106,11 @@ class Submission(models.Model):
                 Lower("model_name"),
                 condition=models.Q(publish=True),
                 name="submission_published_model_name_unique",
+            ),
+            models.UniqueConstraint(
+                fields=["benchmark", "model_name_skeleton"],
+                condition=models.Q(publish=True),
+                name="submission_published_name_skeleton_unique",
             ),
             models.CheckConstraint(
                 condition=models.Q(source__in=SubmissionSource.values),

@@ -24,6 +24,8 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
 
+from core.text import one_line
+
 from .enums import VerificationStatus
 from .models import Evaluation, Notification, NotificationKind, Submission
 
@@ -69,12 +71,17 @@ def notify(submission: Submission, kind: NotificationKind, *, message: str) -> N
     owner = submission.owner
     if owner is None:
         return None
-    subject = f"{kind.label}: {submission.model_name} on {submission.benchmark.name}"
+    # One line, whatever the stored name holds (an entry stored before names were checked):
+    # a line break in a header makes every email fail ("Header values may not contain linefeed").
+    subject = one_line(
+        f"{kind.label}: {submission.model_name} on {submission.benchmark.name}",
+        max_length=Notification._meta.get_field("subject").max_length,
+    )
     notification = Notification.objects.create(
         recipient=owner,
         submission=submission,
         kind=kind,
-        subject=subject[:200],
+        subject=subject,
         message=message,
     )
     _email(notification)

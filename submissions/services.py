@@ -11,7 +11,7 @@ import logging
 import os
 import tempfile
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -26,7 +26,13 @@ from benchmark import scoring
 from benchmark.models import Benchmark
 from benchmark.selectors import TestSetFileError, active_testset, load_scoring_testset
 from core import audit
-from core.exceptions import DomainError, InvalidPredictions, InvalidTransition, QuotaExceeded
+from core.exceptions import (
+    DomainError,
+    InvalidName,
+    InvalidPredictions,
+    InvalidTransition,
+    QuotaExceeded,
+)
 from core.workers import (
     CONNECTION_ERRORS,
     Heartbeat,
@@ -50,8 +56,14 @@ from .enums import (
 )
 from .judge_step import notify_scored
 from .models import Evaluation, Submission
+from .names import (
+    clean_names,
+    confusable_key,
+    published_name_message,
+    refuse_published_lookalike,
+)
 from .notifications import evaluation_failed_on_commit
-from .selectors import published_name_taken
+from .selectors import published_lookalike
 from .verification import (
     Evidence,
     add_verification_listener,
@@ -226,11 +238,15 @@ def create_submission(
 ) -> Submission:
     """Validate, store and queue a new submission with its first evaluation run.
 
-    Synchronous checks first (size, JSON, every row against the test set, a published model
-    name free on this benchmark); any failure raises and stores nothing. The daily quota is
-    checked under a lock on the owner's row, so parallel uploads cannot exceed it. On commit
-    the scoring task is queued. Returns the submission.
+    Synchronous checks first (the names, normalised and checked by `submissions.names`; size,
+    JSON, every row against the test set; a published model name that neither is nor looks
+    like another published entry's on this benchmark); any failure raises (`InvalidName`,
+    `InvalidPredictions`, ...) and stores nothing. The daily quota is checked under a lock on
+    the owner's row, so parallel uploads cannot exceed it; the unique index of published
+    names' skeletons settles two look-alikes racing. On commit the scoring task is queued.
+    Returns the submission, its names as normalised.
     """
+    details = replace(details, **clean_names(vars(details)))
     validate_predictions(benchmark, predictions)
     test_set = active_testset(benchmark)
     relative = Path("predictions") / benchmark.slug / f"{uuid.uuid4().hex}.json"
@@ -245,15 +261,13 @@ def create_submission(
                     f"You have used all {benchmark.daily_submission_limit} evaluations for "
                     f"{benchmark.name} today; the count resets at midnight UTC."
                 )
-            if details.publish and published_name_taken(benchmark, details.model_name):
-                raise DomainError(
-                    f"A published entry named {details.model_name!r} already exists on "
-                    f"{benchmark.name}; choose another model name."
-                )
+            if details.publish:
+                refuse_published_lookalike(benchmark, details.model_name)
             submission = Submission.objects.create(
                 benchmark=benchmark,
                 owner=owner,
                 source=SubmissionSource.UPLOAD,
+                model_name_skeleton=confusable_key(details.model_name),
                 predictions_file=str(relative),
                 predictions_sha256=hashlib.sha256(predictions).hexdigest(),
                 predictions_size=len(predictions),
@@ -263,12 +277,18 @@ def create_submission(
             start_evaluation(submission, test_set=test_set, actor=owner)
     except (DomainError, IntegrityError) as error:
         (Path(settings.PODIUM_PRIVATE_DIR) / relative).unlink(missing_ok=True)
-        if isinstance(error, IntegrityError):
-            raise DomainError(
-                f"A published entry named {details.model_name!r} already exists; choose another."
-            ) from None
+        if isinstance(error, IntegrityError):  # a look-alike published meanwhile
+            raise _name_taken(benchmark, details.model_name) from None
         raise
     return submission
+
+
+def _name_taken(benchmark: Benchmark, model_name: str) -> DomainError:
+    """The refusal for a published name that lost a race to the unique indexes."""
+    existing = published_lookalike(benchmark, model_name)
+    if existing is None:
+        return DomainError(f"A published entry named {model_name!r} already exists.")
+    return InvalidName(published_name_message(model_name, existing, benchmark), field="model_name")
 
 
 def start_evaluation(submission: Submission, *, test_set: Any, actor: Any) -> Evaluation:
@@ -532,7 +552,8 @@ def import_published_result(
     (received -> queued -> scoring -> scored -> complete, each step audited, noted as an
     import) and verifies the entry as of `verified_at`, which is also its published date (the
     board's date column, kept when the row is later withdrawn and verified again). Metric keys the benchmark does not
-    have are refused (`DomainError`), as is a model name a published entry already uses;
+    have are refused (`DomainError`); the names are normalised and checked as an upload's
+    (`InvalidName`), and a model name that is or looks like a published entry's is refused;
     metrics not given are missing. The run requests nothing on anyone's quota. The board is
     recomputed on commit. Returns the submission.
     """
@@ -540,15 +561,17 @@ def import_published_result(
     unknown = sorted(set(values) - known)
     if unknown:
         raise DomainError(f"{benchmark.name} has no metric {', '.join(unknown)}.")
+    names = clean_names({"model_name": model_name, "institution": institution})
+    model_name = names["model_name"]
     note = note or "imported published result"
     with transaction.atomic():
-        if published_name_taken(benchmark, model_name):
-            raise DomainError(f"A published entry named {model_name!r} already exists.")
+        refuse_published_lookalike(benchmark, model_name)
         submission = Submission.objects.create(
             benchmark=benchmark,
             source=SubmissionSource.IMPORTED,
             model_name=model_name,
-            institution=institution,
+            model_name_skeleton=confusable_key(model_name),
+            institution=names["institution"],
             model_url=model_url,
             is_baseline=is_baseline,
             publish=True,

@@ -25,7 +25,7 @@ from ..next_step import next_step
 from ..selectors import SubmissionStatus, latest_evaluation, submission_status
 from ..services import set_verification_status
 from .filters import BoardFilter, LatestRunFilter, TopUnverifiedFilter
-from .forms import REASON_PAGE, MaintainerActionForm, ReasonForm
+from .forms import REASON_PAGE, MaintainerActionForm, ReasonForm, SubmissionAdminForm
 from .rendering import (
     action_note,
     audit_details,
@@ -43,6 +43,7 @@ AUDIT_ROWS_SHOWN = 200
 
 @admin.register(Submission)
 class SubmissionAdmin(EntryViewersOnly, admin.ModelAdmin):
+    form = SubmissionAdminForm
     list_display = [
         "model_name",
         "benchmark",

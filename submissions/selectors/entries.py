@@ -11,6 +11,7 @@ from django.db.models import OuterRef, QuerySet, Subquery
 from accounts.roles import can_view_all_entries
 from benchmark.models import Benchmark, Metric
 from benchmark.scoring.ranking import Entry, MetricSpec, RankingPolicy
+from core.text import confusable_key
 
 from ..enums import (
     STATES_WITH_SCORES,
@@ -51,11 +52,18 @@ def submission_for_user(user: Any, pk: int) -> Submission:
     return submissions.get(pk=pk)
 
 
-def published_name_taken(benchmark: Benchmark, model_name: str) -> bool:
-    """Whether a published entry on `benchmark` already has this model name (case-insensitive)."""
-    return Submission.objects.filter(
-        benchmark=benchmark, publish=True, model_name__iexact=model_name
-    ).exists()
+def published_lookalike(
+    benchmark: Benchmark, model_name: str, *, exclude_pk: int | None = None
+) -> Submission | None:
+    """The published entry on `benchmark` (other than `exclude_pk`) whose model name looks the
+    same as `model_name`, case aside (the same `confusable_key`), or None. One query on the
+    unique index of published skeletons."""
+    entries = Submission.objects.filter(
+        benchmark=benchmark, publish=True, model_name_skeleton=confusable_key(model_name)
+    )
+    if exclude_pk is not None:
+        entries = entries.exclude(pk=exclude_pk)
+    return entries.first()
 
 
 def latest_evaluation(submission: Submission) -> Evaluation | None:

@@ -120,7 +120,13 @@ def test_a_taken_model_name_is_refused(benchmark, perfect_predictions):
     response = submit(token_client(UserFactory()), benchmark, perfect_predictions)
 
     assert response.status_code == 400
-    assert "already exists" in response.json()["detail"]
+    # A field error since names are checked by the serializer too (as by the web form).
+    assert response.json()["errors"] == {
+        "model_name": [
+            f"A published entry named 'ScriptModel' already exists on {benchmark.name}; "
+            "choose another model name."
+        ]
+    }
 
 
 def test_without_a_valid_token_nothing_is_accepted(benchmark, perfect_predictions):

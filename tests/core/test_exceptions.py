@@ -2,6 +2,7 @@ import pytest
 
 from core.exceptions import (
     DomainError,
+    InvalidName,
     InvalidPredictions,
     InvalidTestSet,
     InvalidTransition,
@@ -14,7 +15,14 @@ pytestmark = pytest.mark.unit
 
 @pytest.mark.parametrize(
     "error_class",
-    [InvalidTransition, QuotaExceeded, InvalidPredictions, InvalidTestSet, JudgeUnavailable],
+    [
+        InvalidTransition,
+        QuotaExceeded,
+        InvalidPredictions,
+        InvalidTestSet,
+        JudgeUnavailable,
+        InvalidName,
+    ],
 )
 def test_every_domain_error_is_caught_as_domain_error(error_class):
     with pytest.raises(DomainError):
@@ -35,6 +43,7 @@ def test_the_domain_errors_are_siblings():
         "InvalidTestSet",
         "JudgeUnavailable",
         "InvalidRubric",
+        "InvalidName",
     }
 
 

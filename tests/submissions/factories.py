@@ -1,6 +1,7 @@
 import factory
 from django.utils import timezone
 
+from core.text import confusable_key
 from submissions.enums import BoardKind, EvaluationStatus
 from submissions.models import BoardEntry, Evaluation, Submission
 from tests.accounts.factories import UserFactory
@@ -14,6 +15,8 @@ class SubmissionFactory(factory.django.DjangoModelFactory):
     benchmark = factory.SubFactory(BenchmarkFactory)
     owner = factory.SubFactory(UserFactory)
     model_name = factory.Sequence(lambda n: f"Model-{n}")
+    # As the writers set it (submissions.names): the unique index of published look-alikes.
+    model_name_skeleton = factory.LazyAttribute(lambda entry: confusable_key(entry.model_name))
     institution = "Test University"
     contact_email = "author@example.org"
 
