@@ -159,6 +159,9 @@ def start_judge_if_automatic(evaluation_id: int) -> None:
         return
     try:
         start_judge(evaluation)
+    except DomainError as error:
+        # A refusal with its reason (the stored file fails today's checks, say): no traceback.
+        logger.warning("the judge was not started for evaluation %s: %s", evaluation_id, error)
     except Exception:
         # The run is scored and safe; the judge can be started by hand.
         logger.exception("starting the judge for evaluation %s failed", evaluation_id)

@@ -10,6 +10,7 @@ from rest_framework.test import APIClient
 
 from accounts.services import create_api_token
 from judging.models import JudgeItem, JudgeJob
+from judging.services import start_judge_if_automatic
 from submissions.enums import EvaluationStatus
 from tests.judging.conftest import CAPTION_PREDICTIONS
 
@@ -93,4 +94,21 @@ def test_the_api_refuses_with_the_row_and_changes_nothing(
 
     assert response.status_code == 400
     assert response.json() == {"detail": refusal(problem), "code": "refused"}
+    assert_nothing_changed(scored_run)
+
+
+def test_the_automatic_start_logs_the_refusal_as_a_warning_without_a_traceback(scored_run, caplog):
+
+    benchmark = scored_run.submission.benchmark
+    benchmark.judge_auto_start = True
+    benchmark.save(update_fields=["judge_auto_start"])
+    rewrite_stored_file(scored_run, "The surgeon\x00 dissects.")
+
+    with caplog.at_level("WARNING", logger="judging"):
+        start_judge_if_automatic(scored_run.pk)
+
+    (record,) = [record for record in caplog.records if record.name.startswith("judging")]
+    assert record.levelname == "WARNING"
+    assert record.exc_info is None
+    assert "holds a NUL character (U+0000)" in record.getMessage()
     assert_nothing_changed(scored_run)
