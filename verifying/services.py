@@ -355,7 +355,11 @@ def _record(answers: list[Answer], items: dict[int, RerunItem]) -> None:
         if answer.answer is None:
             item.state, item.answer, item.last_error = ItemState.FAILED, "", answer.error[:2000]
         else:
-            item.state, item.answer, item.last_error = ItemState.DONE, answer.answer, ""
+            # The model's text as the strict reader will take it: a NUL (which PostgreSQL
+            # cannot store) or another control character from a hostile or broken model is
+            # dropped here, so the batch is written and the item stays done.
+            text = without_refused_characters(answer.answer)
+            item.state, item.answer, item.last_error = ItemState.DONE, text, ""
         changed.append(item)
     with transaction.atomic():
         RerunItem.objects.bulk_update(changed, ITEM_FIELDS)

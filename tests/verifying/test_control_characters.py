@@ -16,12 +16,24 @@ from verifying.standin import StandinModel
 pytestmark = [pytest.mark.integration, pytest.mark.django_db]
 
 
+@pytest.mark.parametrize(
+    ("answer", "kept"),
+    [
+        (
+            "\x1b[1mThe surgeon\x1b[0m dissects\x0c the duct.\x85",
+            "[1mThe surgeon[0m dissects the duct.",
+        ),
+        # A NUL cannot be stored in PostgreSQL: the answer would fail its batch's write.
+        ("\x00The surgeon\x00 dissects the duct.", "The surgeon dissects the duct."),
+    ],
+    ids=["terminal-codes", "nul"],
+)
 def test_control_characters_in_a_models_answers_do_not_fail_the_rerun(
-    access_granted, maintainer, frames_dir, django_capture_on_commit_callbacks
+    access_granted, maintainer, frames_dir, django_capture_on_commit_callbacks, answer, kept
 ):
     table = answer_table(access_granted, frames_dir)
     summary_key = next(key for key, text in table.items() if text.startswith("The surgeon"))
-    table[summary_key] = "\x1b[1mThe surgeon\x1b[0m dissects\x0c the duct.\x85"
+    table[summary_key] = answer
     with StandinModel(table) as model:
         register_endpoint(
             access_granted,
@@ -40,5 +52,6 @@ def test_control_characters_in_a_models_answers_do_not_fail_the_rerun(
 
     assert job.state == RerunStatus.DONE
     written = json.loads(job.predictions_path.read_bytes())
-    assert written[4]["prediction"] == "[1mThe surgeon[0m dissects the duct."
+    assert written[4]["prediction"] == kept
+    assert job.items.get(sample_index=4).answer == kept
     assert job.report["all_within"] is True
