@@ -11,7 +11,16 @@ admins as before: only the body changes.
 
 from __future__ import annotations
 
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.conf import settings
+from django.core.exceptions import (
+    DisallowedHost,
+    RequestDataTooBig,
+    TooManyFieldsSent,
+    TooManyFilesSent,
+)
+from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, JsonResponse
+from django.http.multipartparser import MultiPartParserError
+from django.template.loader import render_to_string
 from django.views import defaults
 
 API_PREFIX = "/api/"
@@ -25,10 +34,44 @@ def _json(detail: str, code: str, status: int) -> JsonResponse:
     return JsonResponse({"detail": detail, "code": code}, status=status)
 
 
+def refusal_reason(exception: Exception) -> tuple[str, str]:
+    """(what went wrong, in words; its code) for a request Django refused before any view read
+    it: the sentence names the limit or the fault, and says that nothing was stored."""
+    if isinstance(exception, RequestDataTooBig):
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE / (1024 * 1024)
+        return (
+            f"The request's fields (other than its file) are larger than the {limit:g} MB a "
+            "form may send; nothing was stored. A name or a URL is far shorter: check what "
+            "was sent.",
+            "request_too_large",
+        )
+    if isinstance(exception, TooManyFieldsSent | TooManyFilesSent):
+        return (
+            "The request sends more fields or files than a form accepts; nothing was stored. "
+            "Send the form's fields and one predictions file.",
+            "too_many_fields",
+        )
+    if isinstance(exception, MultiPartParserError):
+        return (
+            "The request's form data could not be read (the upload was cut off, or it is not "
+            "multipart/form-data as its header says); nothing was stored. Send it again.",
+            "malformed_request",
+        )
+    if isinstance(exception, DisallowedHost):
+        return ("The request names a host this site does not serve.", "bad_request")
+    return ("The request could not be read; nothing was stored.", "bad_request")
+
+
 def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
+    detail, code = refusal_reason(exception)
     if _is_api(request):
-        return _json("The request could not be read.", "bad_request", 400)
-    return defaults.bad_request(request, exception)
+        return _json(detail, code, 400)
+    try:
+        # Rendered without the request (it could not be read): no user, no messages.
+        page = render_to_string("400.html", {"reason": detail})
+    except Exception:  # a broken template must not turn a 400 into a 500
+        return defaults.bad_request(request, exception)
+    return HttpResponseBadRequest(page)
 
 
 def permission_denied(request: HttpRequest, exception: Exception) -> HttpResponse:

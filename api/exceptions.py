@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from rest_framework import status
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import APIException, ValidationError
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
@@ -56,5 +56,13 @@ def exception_handler(error: Exception, context: dict[str, Any]) -> Response | N
             "detail": "The request is invalid; see `errors`.",
             "code": "invalid",
             "errors": response.data,
+        }
+    elif response is not None and isinstance(error, APIException):
+        # DRF's own refusals (401, 403, 404, 405, 406, 415, a form it cannot parse, 429) carry
+        # only `detail`; give them their `code` too ("not_authenticated", "parse_error", ...).
+        codes = error.get_codes()
+        response.data = {
+            **response.data,
+            "code": codes if isinstance(codes, str) else error.default_code,
         }
     return response

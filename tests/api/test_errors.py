@@ -63,4 +63,7 @@ def test_a_request_refused_before_any_view_answers_json_400(client):
     response = client.get("/api/v1/benchmarks/", HTTP_HOST="evil.example\x00")
 
     assert response.status_code == 400
-    assert response.json() == {"detail": "The request could not be read.", "code": "bad_request"}
+    assert response.json() == {
+        "detail": "The request names a host this site does not serve.",
+        "code": "bad_request",
+    }
