@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from rest_framework import status
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import APIException, ValidationError
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
@@ -41,6 +41,16 @@ def exception_handler(error: Exception, context: dict[str, Any]) -> Response | N
             body["total"] = error.total
         return Response(body, status=code)
     response = drf_exception_handler(error, context)
+    if (
+        response is not None
+        and isinstance(error, APIException)
+        and not isinstance(error, ValidationError)
+        and isinstance(response.data, dict)
+        and set(response.data) == {"detail"}
+    ):
+        # DRF's own refusals (401, 403, 404, 405, 429 ...) carry only `detail`; the envelope
+        # promises `code` too (docs/api.md): DRF's code for the error, e.g. "throttled".
+        response.data["code"] = error.get_codes()
     if response is not None and isinstance(error, ValidationError):
         # Field errors in the same envelope: {"detail", "code", "errors": {field: [messages]}}.
         response.data = {

@@ -150,6 +150,15 @@ SOCIALACCOUNT_PROVIDERS = {
     },
 }
 
+# --- The client's address (API throttles, allauth's limits). Behind reverse
+# proxies that append to X-Forwarded-For, the number of them in front of Podium: the address the
+# outermost one saw is then the client's. 0 (the default): REMOTE_ADDR, and X-Forwarded-For is
+# ignored, because any client can write it (docs/deployment.md, "Reverse proxy").
+PODIUM_TRUSTED_PROXY_COUNT = env_int("PODIUM_TRUSTED_PROXY_COUNT", 0)
+if PODIUM_TRUSTED_PROXY_COUNT < 0:
+    raise ImproperlyConfigured("PODIUM_TRUSTED_PROXY_COUNT must be 0 or more.")
+ALLAUTH_TRUSTED_PROXY_COUNT = PODIUM_TRUSTED_PROXY_COUNT
+
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
 USE_I18N = True
@@ -179,8 +188,9 @@ if PODIUM_TESTSET_DIR.is_relative_to(MEDIA_ROOT) or PODIUM_PRIVATE_DIR.is_relati
 PODIUM_BOARD_CACHE_SECONDS = env_int("PODIUM_BOARD_CACHE_SECONDS", 24 * 60 * 60)
 
 # Two caches: "default" is per process (rendered board tables, cheap to rebuild); "shared" is
-# seen by every process (API throttling: a per-process count would let each gunicorn worker
-# allow the full rate). Shared is a database table unless PODIUM_SHARED_CACHE_URL names Redis.
+# seen by every process. Shared is a database table unless PODIUM_SHARED_CACHE_URL names Redis.
+# It also chooses where the API's throttles count (api/throttle_counter.py): in Redis when it is
+# Redis, else in their own table (api.ThrottleWindow), never with the cache's read-then-write.
 _shared_cache_url = env_str("PODIUM_SHARED_CACHE_URL").strip()
 CACHES = {
     "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
@@ -212,6 +222,9 @@ REST_FRAMEWORK = {
         "user": env_str("PODIUM_API_USER_RATE", "600/min"),
     },
     "EXCEPTION_HANDLER": "api.exceptions.exception_handler",
+    # The throttles' client address: REMOTE_ADDR, or X-Forwarded-For behind this many proxies.
+    # DRF's default (None) takes the whole X-Forwarded-For, which a client sets to anything.
+    "NUM_PROXIES": PODIUM_TRUSTED_PROXY_COUNT,
     "URL_FORMAT_OVERRIDE": "format",
 }
 SPECTACULAR_SETTINGS = {
