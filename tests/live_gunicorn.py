@@ -38,14 +38,23 @@ class LiveGunicorn:
     access_log: Path
     process: subprocess.Popen
 
-    def answers(self) -> list[tuple[int, str, str, int]]:
-        """(worker pid, method, path, status) of every request answered so far, in order."""
-        rows = []
-        for line in self.access_log.read_text().splitlines():
-            if match := ACCESS_LINE.match(line.strip()):
-                pid, method, path, status = match.groups()
-                rows.append((int(pid), method, path, int(status)))
-        return rows
+    def answers(
+        self, path: str | None = None, *, at_least: int = 0, timeout: float = 10.0
+    ) -> list[tuple[int, str, str, int]]:
+        """(worker pid, method, path, status) of every request answered so far (to `path`, if
+        given), in order. A worker writes its line just after sending the response: `at_least`
+        waits up to `timeout` seconds for that many."""
+        deadline = time.monotonic() + timeout
+        while True:
+            rows = []
+            for line in self.access_log.read_text().splitlines():
+                if match := ACCESS_LINE.match(line.strip()):
+                    pid, method, answered, status = match.groups()
+                    if path is None or answered == path:
+                        rows.append((int(pid), method, answered, int(status)))
+            if len(rows) >= at_least or time.monotonic() > deadline:
+                return rows
+            time.sleep(0.05)
 
 
 def free_port() -> int:
