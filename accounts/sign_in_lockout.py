@@ -4,8 +4,8 @@ axes counts every failed password sign-in, on the site (allauth) and on /admin/l
 backend (first in ``AUTHENTICATION_BACKENDS``) refuses a locked-out attempt before any password is
 checked, and its handler records a failure as one atomic ``UPDATE ... SET failures = failures + 1``
 in our own database, which every web process shares. This module holds what axes leaves to the
-project: which name an attempt counts against, the client's address, the second limit (per
-address), and the page a locked-out person sees.
+project: which name an attempt counts against, the second limit (per address), and the page a
+locked-out person sees. The client's address is ``core.client_address`` (AXES_CLIENT_IP_CALLABLE).
 """
 
 from __future__ import annotations
@@ -23,7 +23,8 @@ from django.db.models import Max, Sum
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils import timezone
-from rest_framework.throttling import BaseThrottle
+
+from core.client_address import client_address
 
 # AccessAttempt.username's length.
 USERNAME_KEY_LENGTH = 255
@@ -54,19 +55,12 @@ def attempted_username(request: HttpRequest, credentials: dict[str, Any] | None)
         username = (
             get_user_model()
             .objects.filter(email__iexact=typed)
+            .order_by("pk")
             .values_list("username", flat=True)
             .first()
         )
         typed = username or typed
     return typed.casefold()[:USERNAME_KEY_LENGTH]
-
-
-def client_address(request: HttpRequest) -> str | None:
-    """The client's address exactly as the API's throttles see it (DRF's ``get_ident`` with
-    ``NUM_PROXIES = PODIUM_TRUSTED_PROXY_COUNT``): REMOTE_ADDR, or the address the outermost
-    trusted proxy appended to X-Forwarded-For. One definition for both, so a deployment behind a
-    proxy configures one number (docs/deployment.md, "Reverse proxy")."""
-    return BaseThrottle().get_ident(request) or None
 
 
 class SignInLockoutHandler(AxesDatabaseHandler):

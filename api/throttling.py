@@ -9,6 +9,8 @@ import math
 
 from rest_framework.throttling import AnonRateThrottle, SimpleRateThrottle, UserRateThrottle
 
+from core.client_address import client_address
+
 from .throttle_counter import WindowCount, shared_window_counter
 
 
@@ -68,13 +70,18 @@ class AtomicWindowRateThrottle(SimpleRateThrottle):
         )
         return False
 
+    def get_ident(self, request) -> str:
+        # The same client address as the sign-in lockouts: REMOTE_ADDR or the trusted proxies'
+        # X-Forwarded-For entry, an IPv6 client as its /64 (core/client_address.py).
+        return client_address(request)
+
     def wait(self) -> float:
         # DRF sends math.ceil of this as Retry-After; at least one second.
         return max(1.0, math.ceil(getattr(self, "_wait", self.duration)))
 
 
 class SharedAnonRateThrottle(AtomicWindowRateThrottle, AnonRateThrottle):
-    """Anonymous requests, per client address (``NUM_PROXIES``: docs/deployment.md); DRF's
+    """Anonymous requests, per client address (``core.client_address``); DRF's
     ``get_cache_key`` ("throttle_anon_<address>", none for a signed-in user)."""
 
 

@@ -169,10 +169,10 @@ SOCIALACCOUNT_PROVIDERS = {
 # proxies that append to X-Forwarded-For, the number of them in front of Podium: the address the
 # outermost one saw is then the client's. 0 (the default): REMOTE_ADDR, and X-Forwarded-For is
 # ignored, because any client can write it (docs/deployment.md, "Reverse proxy").
+# One function reads it for all of them: core.client_address (an IPv6 client is its /64).
 PODIUM_TRUSTED_PROXY_COUNT = env_int("PODIUM_TRUSTED_PROXY_COUNT", 0)
 if PODIUM_TRUSTED_PROXY_COUNT < 0:
     raise ImproperlyConfigured("PODIUM_TRUSTED_PROXY_COUNT must be 0 or more.")
-ALLAUTH_TRUSTED_PROXY_COUNT = PODIUM_TRUSTED_PROXY_COUNT
 
 # --- Password-guessing lockouts: django-axes (docs/accounts.md, "Failed sign-ins"). Its
 # database handler counts failures with an atomic UPDATE in our own database, which every web
@@ -198,7 +198,7 @@ AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
 # password reset the count of every other account at the same address.
 AXES_RESET_ON_SUCCESS = False
 AXES_USERNAME_CALLABLE = "accounts.sign_in_lockout.attempted_username"
-AXES_CLIENT_IP_CALLABLE = "accounts.sign_in_lockout.client_address"
+AXES_CLIENT_IP_CALLABLE = "core.client_address.client_address"
 AXES_LOCKOUT_CALLABLE = "accounts.sign_in_lockout.lockout_response"
 # No row per successful sign-in (axes' access log): Podium has no use for a login history.
 AXES_DISABLE_ACCESS_LOG = True
@@ -268,8 +268,8 @@ REST_FRAMEWORK = {
         "user": env_str("PODIUM_API_USER_RATE", "600/min"),
     },
     "EXCEPTION_HANDLER": "api.exceptions.exception_handler",
-    # The throttles' client address: REMOTE_ADDR, or X-Forwarded-For behind this many proxies.
-    # DRF's default (None) takes the whole X-Forwarded-For, which a client sets to anything.
+    # Our throttles ask core.client_address; this is for anything else of DRF's that reads an
+    # address. DRF's default (None) takes the whole X-Forwarded-For, which a client writes.
     "NUM_PROXIES": PODIUM_TRUSTED_PROXY_COUNT,
     "URL_FORMAT_OVERRIDE": "format",
 }

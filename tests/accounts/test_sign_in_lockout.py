@@ -133,6 +133,21 @@ def test_a_forged_x_forwarded_for_does_not_escape_the_lock(maria):
     assert outcome(response) == "locked"
 
 
+def test_addresses_of_one_ipv6_64_network_share_one_count(maria):
+    outcomes = [
+        outcome(sign_in(SITE_LOGIN, "Maria", "guess", address=f"2001:db8:5:6::{n:x}")[0])
+        for n in range(1, LIMIT + 1)
+    ]
+
+    assert outcomes == ["wrong"] * (LIMIT - 1) + ["locked"]
+    assert outcome(sign_in(SITE_LOGIN, "Maria", PASSWORD, address="2001:db8:5:6:ffff::1")[0]) == (
+        "locked"
+    )
+    assert outcome(sign_in(SITE_LOGIN, "Maria", PASSWORD, address="2001:db8:5:7::1")[0]) == (
+        "signed in"
+    )
+
+
 def test_thirty_failures_from_one_address_lock_it_for_every_account(maria):
     """Password spraying: a few guesses at many accounts. The address limit is higher than the
     account's, so a few people behind one shared address mistyping do not lock each other out."""

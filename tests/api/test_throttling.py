@@ -72,8 +72,20 @@ def test_a_forged_x_forwarded_for_does_not_make_a_new_client(anon_rate):
     assert statuses == [200, 200, 429, 429]
 
 
+def test_the_addresses_of_one_ipv6_64_network_share_one_allowance(anon_rate):
+    anon_rate("2/min")
+    url = reverse("api:benchmark-list")
+
+    statuses = [
+        APIClient(REMOTE_ADDR=f"2001:db8:7:8::{n}").get(url).status_code for n in range(1, 4)
+    ]
+
+    assert statuses == [200, 200, 429]
+    assert APIClient(REMOTE_ADDR="2001:db8:7:9::1").get(url).status_code == 200
+
+
 def test_behind_one_trusted_proxy_the_client_is_the_address_it_appended(anon_rate, settings):
-    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "NUM_PROXIES": 1}
+    settings.PODIUM_TRUSTED_PROXY_COUNT = 1
     anon_rate("1/min")
     url = reverse("api:benchmark-list")
 
