@@ -1,29 +1,28 @@
-"""The API throttles' counters when the shared store is the database (api/throttle_counter.py)."""
+"""The API throttles' request log when the shared store is the database (api/throttle_log.py)."""
 
 from django.db import models
 
 
-class ThrottleWindow(models.Model):
-    """One client's request count in one throttle scope: the current fixed window's and the one
-    before it (the sliding-window estimate weighs both).
+class ThrottleHistory(models.Model):
+    """One client's recent requests in one throttle scope: DRF's history (the times of the
+    requests answered within the last period, newest first), in a row of its own.
 
-    Written only by ``api.throttle_counter.DatabaseWindowCounter``, with one SQL upsert per request
-    (``INSERT ... ON CONFLICT DO UPDATE ... RETURNING``), so concurrent requests in any number of
-    processes each get a distinct count. Never edited by hand; rows of windows long past are
-    deleted now and then by the same counter.
+    Written only by ``api.throttle_log.DatabaseRequestLog``, inside a transaction that starts by
+    locking the row (an upsert), so concurrent requests in any number of processes read and write
+    it one after another. Never edited by hand; rows of clients gone quiet are deleted now and
+    then by the same log.
     """
 
-    # "<scope>:<period seconds>:<client>", e.g. "anon:60:203.0.113.7" or "user:60:42".
+    # DRF's cache key: "throttle_<scope>_<client>", e.g. "throttle_anon_203.0.113.7".
     bucket = models.CharField(max_length=255, primary_key=True)
-    # The window's index: floor(unix time / period). A new index starts a new count.
-    window_index = models.BigIntegerField()
-    hits = models.IntegerField()
-    previous_hits = models.IntegerField()
-    # Unix time after which the row no longer matters (the end of the next window).
+    # Unix times with millisecond precision, space-separated, newest first.
+    history = models.TextField(blank=True)
+    # Unix time after which every entry is older than the period: the row no longer matters.
     expires_at = models.BigIntegerField(db_index=True)
 
     class Meta:
-        verbose_name = "API throttle window"
+        verbose_name = "API throttle history"
+        verbose_name_plural = "API throttle histories"
 
     def __str__(self) -> str:
-        return f"{self.bucket}: {self.hits} in window {self.window_index}"
+        return f"{self.bucket}: {len(self.history.split())} requests"

@@ -1,53 +1,23 @@
 """The API's throttles: DRF's anonymous and user rates (scopes ``anon`` and ``user``, rates from
-``DEFAULT_THROTTLE_RATES``), counted atomically in the store every web process shares
-(api/throttle_counter.py), so N workers under any concurrency allow the configured rate, not N
-times it, and not the rate plus whatever raced past DRF's read-then-write."""
+``DEFAULT_THROTTLE_RATES``, DRF's cache keys, DRF's sliding log and Retry-After), decided
+atomically in the store every web process shares (api/throttle_log.py), so N workers under any
+concurrency answer at most the rate in any period, not the rate plus whatever raced past DRF's
+read-then-write."""
 
 from __future__ import annotations
-
-import math
 
 from rest_framework.throttling import AnonRateThrottle, SimpleRateThrottle, UserRateThrottle
 
 from core.client_address import client_address
 
-from .throttle_counter import WindowCount, shared_window_counter
+from .throttle_log import Decision, shared_request_log
 
 
-def sliding_estimate(count: WindowCount, *, elapsed: float) -> float:
-    """Requests within the last period, estimated: all of the current window's, and the previous
-    window's in proportion to the part of it that is less than one period ago (`elapsed` is the
-    fraction of the current window already past, 0 <= elapsed < 1)."""
-    return count.previous * (1.0 - elapsed) + count.current
-
-
-def seconds_until_allowed(
-    count: WindowCount, *, limit: int, elapsed: float, period: float
-) -> float:
-    """How long until one more request would be allowed, if none came meanwhile. `count` is the
-    refused request's, so the window holds ``count.current - 1`` allowed ones."""
-    allowed = count.current - 1
-    if allowed + 1 <= limit:
-        # This window has room: wait until the previous window's weight has shrunk enough.
-        if count.previous == 0:
-            return 0.0
-        needed = 1.0 - (limit - allowed - 1) / count.previous
-        return max(0.0, (needed - elapsed) * period)
-    # This window is full: it becomes the previous one, and has to shrink in turn.
-    needed = max(0.0, 1.0 - (limit - 1) / allowed) if allowed else 0.0
-    return (1.0 - elapsed) * period + needed * period
-
-
-class AtomicWindowRateThrottle(SimpleRateThrottle):
-    """DRF's ``SimpleRateThrottle`` (rates, scopes, cache keys, ``Retry-After``) with the counting
-    replaced: one atomic increment per request in the shared store, a sliding-window estimate
-    against the rate, and the increment taken back when the request is refused, so refusals do not
-    count (as in DRF) and a client that keeps hammering is let in again as the window slides.
-
-    Every allowed request saw a count at or below the rate when it was counted, and counts only
-    grow by allowed requests or by refused ones not yet taken back: so at most the rate is
-    allowed per window, however many requests arrive at once and in however many processes.
-    """
+class AtomicRateThrottle(SimpleRateThrottle):
+    """DRF's ``SimpleRateThrottle`` with the read, the decision and the write made one atomic
+    step in the shared store (``shared_request_log``). Everything else is DRF's: the rate's
+    parsing, the cache key, "refused requests are not logged", and ``wait()`` (Retry-After) from
+    the number of requests in the log and the time of the oldest."""
 
     def allow_request(self, request, view) -> bool:
         if self.rate is None:
@@ -55,37 +25,33 @@ class AtomicWindowRateThrottle(SimpleRateThrottle):
         self.key = self.get_cache_key(request, view)
         if self.key is None:
             return True
-        now = self.timer()
-        period = self.duration
-        window = int(now // period)
-        elapsed = (now - window * period) / period
-        bucket = f"{self.scope}:{period}:{self.key}"
-        counter = shared_window_counter()
-        count = counter.hit(bucket, window=window, period=period, now=now)
-        if sliding_estimate(count, elapsed=elapsed) <= self.num_requests:
-            return True
-        counter.undo(bucket, window=window, period=period)
-        self._wait = seconds_until_allowed(
-            count, limit=self.num_requests, elapsed=elapsed, period=period
+        self.now = self.timer()
+        self.decision: Decision = shared_request_log().record(
+            self.key, now=self.now, period=self.duration, limit=self.num_requests
         )
-        return False
+        return self.decision.allowed
 
     def get_ident(self, request) -> str:
         # The same client address as the sign-in lockouts: REMOTE_ADDR or the trusted proxies'
         # X-Forwarded-For entry, an IPv6 client as its /64 (core/client_address.py).
         return client_address(request)
 
-    def wait(self) -> float:
-        # DRF sends math.ceil of this as Retry-After; at least one second.
-        return max(1.0, math.ceil(getattr(self, "_wait", self.duration)))
+    def wait(self) -> float | None:
+        # DRF's own formula (SimpleRateThrottle.wait), over the log the decision saw.
+        oldest = self.decision.oldest
+        remaining = self.duration - (self.now - oldest) if oldest is not None else self.duration
+        available = self.num_requests - self.decision.count + 1
+        if available <= 0:
+            return None
+        return remaining / float(available)
 
 
-class SharedAnonRateThrottle(AtomicWindowRateThrottle, AnonRateThrottle):
+class SharedAnonRateThrottle(AtomicRateThrottle, AnonRateThrottle):
     """Anonymous requests, per client address (``core.client_address``); DRF's
     ``get_cache_key`` ("throttle_anon_<address>", none for a signed-in user)."""
 
 
-class SharedUserRateThrottle(AtomicWindowRateThrottle, UserRateThrottle):
+class SharedUserRateThrottle(AtomicRateThrottle, UserRateThrottle):
     """Signed-in users only: anonymous requests are counted by the anonymous throttle alone
     (DRF's user throttle would count them again, by address)."""
 

@@ -119,9 +119,11 @@ def gunicorn_server(
     # Not an API path: a probe that timed out on a slow start would still be counted by the
     # API's throttles after the test started counting.
     ready_path: str = "/accounts/login/",
+    stderr: Path | None = None,
 ) -> Iterator[LiveGunicorn]:
     """``gunicorn config.wsgi -w <workers>`` on a free loopback port with `settings_module` and the
-    current environment plus `env`; stopped (the whole process group) on exit."""
+    current environment plus `env`; stopped (the whole process group) on exit. Its standard
+    error (Django's log) goes to the file `stderr`, if given, else nowhere."""
     port = free_port()
     with tempfile.TemporaryDirectory(prefix="podium-gunicorn-") as folder:
         access_log = Path(folder) / "access.log"
@@ -141,12 +143,13 @@ def gunicorn_server(
             "LOG_LEVEL": "WARNING",
             **(env or {}),
         }
+        error_file = stderr.open("wb") if stderr else None
         process = subprocess.Popen(
             command,
             cwd=PROJECT_ROOT,
             env=process_env,
             stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
+            stderr=error_file or subprocess.DEVNULL,
             start_new_session=True,
         )
         server = LiveGunicorn(
@@ -168,3 +171,5 @@ def gunicorn_server(
                 process.wait()
             with contextlib.suppress(ProcessLookupError):  # a worker left behind
                 os.killpg(process.pid, signal.SIGKILL)
+            if error_file:
+                error_file.close()

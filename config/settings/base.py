@@ -235,8 +235,9 @@ PODIUM_BOARD_CACHE_SECONDS = env_int("PODIUM_BOARD_CACHE_SECONDS", 24 * 60 * 60)
 
 # Two caches: "default" is per process (rendered board tables, cheap to rebuild); "shared" is
 # seen by every process. Shared is a database table unless PODIUM_SHARED_CACHE_URL names Redis.
-# It also chooses where the API's throttles count (api/throttle_counter.py): in Redis when it is
-# Redis, else in their own table (api.ThrottleWindow), never with the cache's read-then-write.
+# It also chooses where the API's throttles keep their logs (api/throttle_log.py): in Redis when
+# it is Redis, else in their own table (api.ThrottleHistory), never with the cache's
+# read-then-write.
 _shared_cache_url = env_str("PODIUM_SHARED_CACHE_URL").strip()
 CACHES = {
     "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},

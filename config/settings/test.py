@@ -21,7 +21,7 @@ PODIUM_WORKER_REAP_SECONDS = 1
 PODIUM_JUDGE_OUTAGE_LIMIT_SECONDS = float(env_str("PODIUM_JUDGE_OUTAGE_LIMIT_SECONDS", "5"))
 PODIUM_JUDGE_OUTAGE_PROBE_SECONDS = 0.2
 PODIUM_JUDGE_CLAIM_POLL_SECONDS = 0.1
-# The API's throttle counts live in the shared store (the database: api.ThrottleWindow), whose
+# The API's throttle counts live in the shared store (the database: api.ThrottleHistory), whose
 # rows outlive a test that commits (live servers, gunicorn): the suite would run into the
 # production rates. tests/api/test_throttling.py sets its own; a gunicorn started by a test
 # passes PODIUM_API_ANON_RATE / PODIUM_API_USER_RATE.

@@ -515,14 +515,14 @@ def test_a_hidden_benchmark_is_not_cached_by_shared_caches(published):
 
 
 def own_queries(queries):
-    """The queries of the view itself: the throttles' count (one upsert of api_throttlewindow)
-    comes on top of every API request and is not this module's."""
+    """The queries of the view itself: the throttles' (an upsert and an update of
+    api_throttlehistory) come on top of every API request and are not this module's."""
     return [
         query["sql"]
         for query in queries.captured_queries
         if not any(
             table in query["sql"]
-            for table in ("podium_shared_cache", "api_throttlewindow", "SAVEPOINT")
+            for table in ("podium_shared_cache", "api_throttlehistory", "SAVEPOINT")
         )
     ]
 

@@ -5,24 +5,21 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
 
-    initial = True
-
     dependencies = [
         ('api', '0001_shared_cache_table'),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='ThrottleWindow',
+            name='ThrottleHistory',
             fields=[
                 ('bucket', models.CharField(max_length=255, primary_key=True, serialize=False)),
-                ('window_index', models.BigIntegerField()),
-                ('hits', models.IntegerField()),
-                ('previous_hits', models.IntegerField()),
+                ('history', models.TextField(blank=True)),
                 ('expires_at', models.BigIntegerField(db_index=True)),
             ],
             options={
-                'verbose_name': 'API throttle window',
+                'verbose_name': 'API throttle history',
+                'verbose_name_plural': 'API throttle histories',
             },
         ),
     ]
