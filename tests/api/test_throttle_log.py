@@ -31,10 +31,10 @@ def redis_log():
         client.delete(key)
 
 
-@pytest.fixture(params=["database", "redis"])
+@pytest.fixture(params=[pytest.param("database", marks=pytest.mark.django_db), "redis"])
 def log(request):
+    """Each store in turn (the database one with the test's database opened by its mark)."""
     if request.param == "database":
-        request.getfixturevalue("db")
         return DatabaseRequestLog()
     return request.getfixturevalue("redis_log")
 
