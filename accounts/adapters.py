@@ -14,6 +14,7 @@ from django.core.exceptions import ValidationError
 from django.http import Http404, HttpRequest
 
 from accounts.selectors import local_accounts_enabled
+from core.client_address import client_address
 
 LOCAL_ACCOUNTS_OFF_MESSAGE = "Local accounts are turned off on this server: sign in with GitHub."
 
@@ -27,6 +28,12 @@ class AccountAdapter(DefaultAccountAdapter):
     def is_open_for_signup(self, request: HttpRequest) -> bool:
         # allauth renders its "signup closed" page when this is False.
         return local_accounts_enabled()
+
+    def get_client_ip(self, request: HttpRequest) -> str:
+        # allauth's remaining limits (signup, password reset) count per address: the same
+        # address as the sign-in lockouts and the API's throttles, and never allauth's
+        # ImproperlyConfigured (a 500) for a short X-Forwarded-For.
+        return client_address(request)
 
     def pre_authenticate(self, request: HttpRequest, **credentials: Any) -> None:
         # Called by allauth's login form before it checks a password; the error becomes a form

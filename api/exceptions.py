@@ -50,19 +50,21 @@ def exception_handler(error: Exception, context: dict[str, Any]) -> Response | N
             body["total"] = error.total
         return Response(body, status=code)
     response = drf_exception_handler(error, context)
+    if (
+        response is not None
+        and isinstance(error, APIException)
+        and not isinstance(error, ValidationError)
+        and isinstance(response.data, dict)
+        and set(response.data) == {"detail"}
+    ):
+        # DRF's own refusals (401, 403, 404, 405, 429 ...) carry only `detail`; the envelope
+        # promises `code` too (docs/api.md): DRF's code for the error, e.g. "throttled".
+        response.data["code"] = error.get_codes()
     if response is not None and isinstance(error, ValidationError):
         # Field errors in the same envelope: {"detail", "code", "errors": {field: [messages]}}.
         response.data = {
             "detail": "The request is invalid; see `errors`.",
             "code": "invalid",
             "errors": response.data,
-        }
-    elif response is not None and isinstance(error, APIException):
-        # DRF's own refusals (401, 403, 404, 405, 406, 415, a form it cannot parse, 429) carry
-        # only `detail`; give them their `code` too ("not_authenticated", "parse_error", ...).
-        codes = error.get_codes()
-        response.data = {
-            **response.data,
-            "code": codes if isinstance(codes, str) else error.default_code,
         }
     return response

@@ -17,12 +17,10 @@ verified, a fifth with their judge metrics pending; `recompute_board` once), the
    the same SQLite file with the production settings (DEBUG off; the variables prod requires
    set to bench values), and `wrk -t2 -c<connections> -d<duration>s` on each URL. Every wrk
    request comes from 127.0.0.1, so the API's throttles (120/min anonymous by default, and
-   the user throttle, which counts anonymous requests by address too) would refuse almost all
-   of them: the server runs with PODIUM_API_ANON_RATE and PODIUM_API_USER_RATE set to
-   `--anon-rate`. The throttles still run, reading and writing the shared cache table twice
-   per request. DRF keeps one timestamp per request of the rate's period, so under a
-   per-minute rate each request reads and writes a list of every request of the last minute;
-   `--anon-rate 1000000/s` keeps it to the last second (about 10% more requests/s here).
+   the user throttle) would refuse almost all of them: the server runs with
+   PODIUM_API_ANON_RATE and PODIUM_API_USER_RATE set to `--anon-rate`. The throttles still
+   count every request: an upsert and an update of the api_throttlehistory table each (docs/api.md,
+   "Throttling"). bench/throttle.py measures the throttle itself under concurrency.
 
 Targets (spec, 2-core shared machine): JSON and CSV p50 <= 25 ms in process; >= 300 requests/s
 with no errors under gunicorn. wrk and the two workers share the same two cores. The machine is
@@ -32,11 +30,8 @@ shared, so timings are noisy: run it a few times. A last line times plain Python
 from __future__ import annotations
 
 import argparse
-import contextlib
-import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -51,7 +46,7 @@ sys.path.insert(0, str(ROOT))
 from board import build_board, setup_django, timed_gets  # noqa: E402
 from timing import report  # noqa: E402
 
-GUNICORN = ROOT / ".venv" / "bin" / "gunicorn"
+from tests.live_gunicorn import GUNICORN, gunicorn_server  # noqa: E402
 
 
 def main() -> None:
@@ -123,14 +118,10 @@ def over_http(folder: Path, urls: dict[str, str], args: argparse.Namespace) -> N
         return
     from django.conf import settings
 
-    port = free_port()
     database = Path(settings.DATABASES["default"]["NAME"])
     env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "config.settings.prod",
         "SECRET_KEY": "bench-only-not-a-secret",
         "PODIUM_FIELD_ENCRYPTION_KEYS": "YmVuY2gtb25seS1ub3QtYS1zZWNyZXQtMzItYnl0ZXM=",
-        "ALLOWED_HOSTS": "127.0.0.1",
         # The file is already in WAL mode (the test settings set it; it persists in the file).
         "DATABASE_URL": f"sqlite:///{database}",
         "PODIUM_VAR_DIR": str(folder),
@@ -138,22 +129,19 @@ def over_http(folder: Path, urls: dict[str, str], args: argparse.Namespace) -> N
         "PODIUM_LOCAL_ACCOUNTS": "1",
         "PODIUM_API_ANON_RATE": args.anon_rate,
         "PODIUM_API_USER_RATE": args.anon_rate,
-        "LOG_LEVEL": "WARNING",
     }
-    command = [str(GUNICORN), "config.wsgi", "-w", "2", "-b", f"127.0.0.1:{port}"]
     print(
-        f"gunicorn -w 2 on 127.0.0.1:{port}, production settings, throttles at {args.anon_rate} "
+        f"gunicorn -w 2 on 127.0.0.1, production settings, throttles at {args.anon_rate} "
         f"(the defaults would refuse wrk); wrk -t2 -c{args.connections} -d{args.duration}s"
     )
-    server = subprocess.Popen(
-        command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
-    )
-    try:
-        base = f"http://127.0.0.1:{port}"
-        wait_until_up(base + "/api/v1/benchmarks/", server)
+    errors_file = folder / "gunicorn.stderr"
+    # tests/live_gunicorn.py: the same start, readiness wait and stop as the tests use.
+    with gunicorn_server(
+        workers=2, env=env, settings_module="config.settings.prod", stderr=errors_file
+    ) as server:
         for label, url in urls.items():
             for _ in range(8):  # both workers build and cache the body before the clock starts
-                urllib.request.urlopen(base + url).read()
+                urllib.request.urlopen(server.url + url).read()
             output = subprocess.run(
                 [
                     wrk,
@@ -161,42 +149,17 @@ def over_http(folder: Path, urls: dict[str, str], args: argparse.Namespace) -> N
                     f"-c{args.connections}",
                     f"-d{args.duration}s",
                     "--latency",
-                    base + url,
+                    server.url + url,
                 ],
                 capture_output=True,
                 text=True,
                 check=True,
             ).stdout
             print_wrk(f"Rankings {label} over HTTP", output)
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
-        errors = server.stderr.read().decode() if server.stderr else ""
-        problems = [line for line in errors.splitlines() if "ERROR" in line or "Traceback" in line]
-        if problems:
-            print("gunicorn reported:\n  " + "\n  ".join(problems[:10]))
-
-
-def free_port() -> int:
-    with contextlib.closing(socket.socket()) as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def wait_until_up(url: str, server: subprocess.Popen, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if server.poll() is not None:
-            raise SystemExit(f"gunicorn exited with {server.returncode}")
-        with contextlib.suppress(OSError), urllib.request.urlopen(url, timeout=2) as response:
-            if response.status == 200:
-                return
-        time.sleep(0.2)
-    raise SystemExit(f"gunicorn did not answer {url} within {timeout:.0f} s")
+    errors = errors_file.read_text() if errors_file.exists() else ""
+    problems = [line for line in errors.splitlines() if "ERROR" in line or "Traceback" in line]
+    if problems:
+        print("gunicorn reported:\n  " + "\n  ".join(problems[:10]))
 
 
 def print_wrk(label: str, output: str) -> None:

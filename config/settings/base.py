@@ -5,6 +5,7 @@ Each value that varies between deployments comes from the environment; ``.env.ex
 ``prod`` requires the variable.
 """
 
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +48,8 @@ INSTALLED_APPS = [
     "allauth.account",
     "allauth.socialaccount",
     "allauth.socialaccount.providers.github",
+    # Password-guessing lockouts for every sign-in path, the admin's included (docs/accounts.md).
+    "axes",
     # Ours, lowest layer first; imports only point down: judging -> submissions -> benchmark -> core.
     "core",
     "accounts",
@@ -70,6 +73,9 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "allauth.account.middleware.AccountMiddleware",
+    # Last, as axes asks: it turns a request its backend flagged as locked out into the lockout
+    # page (accounts/sign_in_lockout.py), whichever view handled the sign-in.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -111,6 +117,9 @@ AUTH_PASSWORD_VALIDATORS = [
 
 # --- Sign-in: django-allauth, GitHub plus optional local accounts (docs/accounts.md).
 AUTHENTICATION_BACKENDS = [
+    # First: refuses every password sign-in (site or admin) of a locked-out account and address
+    # before any password is checked. It signs nobody in itself.
+    "axes.backends.AxesStandaloneBackend",
     # The admin's password login (/admin/), which stays available to staff in every setup.
     "django.contrib.auth.backends.ModelBackend",
     "allauth.account.auth_backends.AuthenticationBackend",
@@ -141,6 +150,12 @@ _github_client_id = env_str("GITHUB_CLIENT_ID").strip()
 _github_client_secret = env_str("GITHUB_CLIENT_SECRET").strip()
 if bool(_github_client_id) != bool(_github_client_secret):
     raise ImproperlyConfigured("Set both GITHUB_CLIENT_ID and GITHUB_CLIENT_SECRET, or neither.")
+# Failed password sign-ins are counted by django-axes (below), in the database every process
+# shares; allauth's own login limits count in the per-process "default" cache (allauth always
+# uses that alias), so with N workers they allowed N times their limit. They are turned off in
+# favour of axes, which also covers /admin/login/. A successful sign-in needs no limit.
+# allauth's other limits (signup, password reset) stay on, per process.
+ACCOUNT_RATE_LIMITS = {"login": None, "login_failed": None}
 SOCIALACCOUNT_PROVIDERS = {
     "github": {
         # read:user for the profile, user:email for the (possibly private) verified addresses.
@@ -179,6 +194,46 @@ SECURE_CSP = {
     "frame-ancestors": [CSP.NONE],
 }
 
+# --- The client's address (sign-in lockouts, API throttles, allauth's limits). Behind reverse
+# proxies that append to X-Forwarded-For, the number of them in front of Podium: the address the
+# outermost one saw is then the client's. 0 (the default): REMOTE_ADDR, and X-Forwarded-For is
+# ignored, because any client can write it (docs/deployment.md, "Reverse proxy").
+# One function reads it for all of them: core.client_address (an IPv6 client is its /64).
+PODIUM_TRUSTED_PROXY_COUNT = env_int("PODIUM_TRUSTED_PROXY_COUNT", 0)
+if PODIUM_TRUSTED_PROXY_COUNT < 0:
+    raise ImproperlyConfigured("PODIUM_TRUSTED_PROXY_COUNT must be 0 or more.")
+
+# --- Password-guessing lockouts: django-axes (docs/accounts.md, "Failed sign-ins"). Its
+# database handler counts failures with an atomic UPDATE in our own database, which every web
+# process shares and which needs no other service; a superuser unlocks in the admin ("Access
+# attempts") or with `manage.py axes_reset_username NAME` / `axes_reset_ip ADDRESS`.
+AXES_HANDLER = "accounts.sign_in_lockout.SignInLockoutHandler"
+# Locked: an account at one address after 5 failures, or a whole address after 30 failures
+# (any accounts: password spraying), each within the cool-off. Not an account everywhere: then
+# anyone could lock a maintainer out of the admin by typing their name.
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"], "ip_address"]
+AXES_FAILURE_LIMIT = env_int("PODIUM_SIGN_IN_FAILURE_LIMIT", 5)
+PODIUM_SIGN_IN_ADDRESS_FAILURE_LIMIT = env_int("PODIUM_SIGN_IN_ADDRESS_FAILURE_LIMIT", 30)
+if not 1 <= AXES_FAILURE_LIMIT <= PODIUM_SIGN_IN_ADDRESS_FAILURE_LIMIT:
+    raise ImproperlyConfigured(
+        "PODIUM_SIGN_IN_FAILURE_LIMIT must be at least 1 and at most "
+        "PODIUM_SIGN_IN_ADDRESS_FAILURE_LIMIT."
+    )
+# Failures count for 15 minutes after the last one; a lockout ends then. Attempts while locked
+# out are refused without being counted, so the page's "try again at" time holds.
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("PODIUM_SIGN_IN_LOCKOUT_MINUTES", 15))
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
+# A successful sign-in does not wipe the failures: it would let a guesser who knows one account's
+# password reset the count of every other account at the same address.
+AXES_RESET_ON_SUCCESS = False
+AXES_USERNAME_CALLABLE = "accounts.sign_in_lockout.attempted_username"
+AXES_CLIENT_IP_CALLABLE = "core.client_address.client_address"
+AXES_LOCKOUT_CALLABLE = "accounts.sign_in_lockout.lockout_response"
+# No row per successful sign-in (axes' access log): Podium has no use for a login history.
+AXES_DISABLE_ACCESS_LOG = True
+# Lockouts are logged as warnings by axes; the routine "login failed" lines are not needed.
+AXES_VERBOSE = False
+
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
 USE_I18N = True
@@ -208,8 +263,10 @@ if PODIUM_TESTSET_DIR.is_relative_to(MEDIA_ROOT) or PODIUM_PRIVATE_DIR.is_relati
 PODIUM_BOARD_CACHE_SECONDS = env_int("PODIUM_BOARD_CACHE_SECONDS", 24 * 60 * 60)
 
 # Two caches: "default" is per process (rendered board tables, cheap to rebuild); "shared" is
-# seen by every process (API throttling: a per-process count would let each gunicorn worker
-# allow the full rate). Shared is a database table unless PODIUM_SHARED_CACHE_URL names Redis.
+# seen by every process. Shared is a database table unless PODIUM_SHARED_CACHE_URL names Redis.
+# It also chooses where the API's throttles keep their logs (api/throttle_log.py): in Redis when
+# it is Redis, else in their own table (api.ThrottleHistory), never with the cache's
+# read-then-write.
 _shared_cache_url = env_str("PODIUM_SHARED_CACHE_URL").strip()
 CACHES = {
     "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
@@ -241,6 +298,9 @@ REST_FRAMEWORK = {
         "user": env_str("PODIUM_API_USER_RATE", "600/min"),
     },
     "EXCEPTION_HANDLER": "api.exceptions.exception_handler",
+    # Our throttles ask core.client_address; this is for anything else of DRF's that reads an
+    # address. DRF's default (None) takes the whole X-Forwarded-For, which a client writes.
+    "NUM_PROXIES": PODIUM_TRUSTED_PROXY_COUNT,
     "URL_FORMAT_OVERRIDE": "format",
 }
 SPECTACULAR_SETTINGS = {
@@ -395,5 +455,7 @@ LOGGING = {
         # The judge's HTTP client logs every request at INFO: thousands of lines per job.
         "httpx2": {"level": "WARNING"},
         "httpx": {"level": "WARNING"},
+        # axes logs each failed sign-in at INFO and WARNING; lockouts are the WARNINGs that matter.
+        "axes": {"level": "WARNING"},
     },
 }

@@ -21,11 +21,16 @@ PODIUM_WORKER_REAP_SECONDS = 1
 PODIUM_JUDGE_OUTAGE_LIMIT_SECONDS = float(env_str("PODIUM_JUDGE_OUTAGE_LIMIT_SECONDS", "5"))
 PODIUM_JUDGE_OUTAGE_PROBE_SECONDS = 0.2
 PODIUM_JUDGE_CLAIM_POLL_SECONDS = 0.1
-# The API's throttle counts live in the shared cache table, which outlives each test: the suite
-# would run into the production rates. tests/api/test_throttling.py sets its own.
+# The API's throttle counts live in the shared store (the database: api.ThrottleHistory), whose
+# rows outlive a test that commits (live servers, gunicorn): the suite would run into the
+# production rates. tests/api/test_throttling.py sets its own; a gunicorn started by a test
+# passes PODIUM_API_ANON_RATE / PODIUM_API_USER_RATE.
 REST_FRAMEWORK = {
     **REST_FRAMEWORK,  # noqa: F405
-    "DEFAULT_THROTTLE_RATES": {"anon": "1000000/min", "user": "1000000/min"},
+    "DEFAULT_THROTTLE_RATES": {
+        "anon": env_str("PODIUM_API_ANON_RATE", "1000000/min"),
+        "user": env_str("PODIUM_API_USER_RATE", "1000000/min"),
+    },
 }
 # A fixed, public, test-only key for the model endpoints' API keys (base.py), so a fresh
 # checkout works without configuration; production requires its own.
