@@ -25,7 +25,6 @@ line. Target (issue 10, point 5): <= 30 s with a worker available.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import signal
@@ -39,6 +38,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from tests.processes import stop_process_group  # noqa: E402
 
 SETTINGS = "config.settings.dev"  # base.py's timings; no test overrides
 MODES = ("worker", "cluster", "remote")
@@ -99,17 +100,6 @@ def start_cluster(env: dict[str, str]) -> subprocess.Popen:
         stderr=subprocess.DEVNULL,
         start_new_session=True,
     )
-
-
-def stop_cluster(process: subprocess.Popen) -> None:
-    process.terminate()
-    try:
-        process.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
-    with contextlib.suppress(ProcessLookupError):  # any child left behind
-        os.killpg(process.pid, signal.SIGKILL)
 
 
 def answers(count: int, salt: int) -> list[str]:
@@ -245,7 +235,7 @@ def run(args: argparse.Namespace, env: dict[str, str], folder: Path) -> None:
                     f"(exactly once: {'yes' if once[-1] else 'NO'})"
                 )
     finally:
-        stop_cluster(cluster)
+        stop_process_group(cluster)
 
     summary = {
         "bench": "recovery",

@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import signal
 import socket
 import subprocess
 import tempfile
@@ -23,6 +22,8 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+
+from tests.processes import stop_process_group
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 GUNICORN = PROJECT_ROOT / ".venv" / "bin" / "gunicorn"
@@ -163,13 +164,6 @@ def gunicorn_server(
             wait_until_every_worker_answers(server, ready_path)
             yield server
         finally:
-            process.terminate()
-            try:
-                process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-            with contextlib.suppress(ProcessLookupError):  # a worker left behind
-                os.killpg(process.pid, signal.SIGKILL)
+            stop_process_group(process)
             if error_file:
                 error_file.close()

@@ -1,10 +1,8 @@
 """Fixtures: a benchmark with a small imported test set, MedVidBench with it, the published
 rows of spec 7, and a private folder per test."""
 
-import contextlib
 import json
 import os
-import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -17,6 +15,7 @@ from benchmark.selectors import clear_parsed_testsets
 from benchmark.services import ensure_medvidbench, import_testset
 from submissions.demo import published_results
 from tests.benchmark.factories import BenchmarkFactory, small_ground_truth, write_ground_truth
+from tests.processes import stop_process_group
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
@@ -110,16 +109,7 @@ def start_cluster(workers: int = 1, **extra_env: str) -> subprocess.Popen:
 
 
 def stop_cluster(process: subprocess.Popen) -> None:
-    # SIGTERM to the cluster's main process alone stops it cleanly in about a second;
-    # signalling the whole group at once leaves it hanging until the SIGKILL.
-    process.terminate()
-    try:
-        process.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
-    with contextlib.suppress(ProcessLookupError):  # any child left behind
-        os.killpg(process.pid, signal.SIGKILL)
+    stop_process_group(process)
 
 
 @pytest.fixture
