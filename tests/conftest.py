@@ -9,8 +9,21 @@ from pathlib import Path
 
 import pytest
 
+from tests import redis_server
+
 
 @pytest.fixture(scope="session")
 def repo_root() -> Path:
     """The repository's root folder (where manage.py is)."""
     return Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="session")
+def redis_url():
+    """A real Redis's URL (database 15): `PODIUM_TEST_REDIS_URL`, or one started for the session
+    (tests/redis_server.py)."""
+    try:
+        with redis_server.redis_url() as url:
+            yield url
+    except RuntimeError as error:
+        pytest.fail(str(error))

@@ -1,7 +1,6 @@
 """The throttles' request log on both stores (the database and Redis): DRF's sliding-log
 decision, made atomically, so concurrent requests cannot both take the last place."""
 
-import os
 import threading
 import uuid
 from concurrent.futures import ThreadPoolExecutor
@@ -13,18 +12,13 @@ from django.db import connection, connections
 from api.models import ThrottleHistory
 from api.throttle_log import DatabaseRequestLog, Decision, RedisRequestLog
 
-REDIS_URL = os.environ.get("PODIUM_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
 T0 = 1_800_000_000.0
 
 
 @pytest.fixture
-def redis_log():
-    """A log in a real Redis (.ci/run starts one), under a key prefix of its own."""
-    cache = RedisCache(REDIS_URL, {"KEY_PREFIX": f"podium-test-{uuid.uuid4().hex}"})
-    try:
-        cache._cache.get_client(write=True).ping()
-    except Exception as error:  # any connection error: say how to get Redis
-        pytest.fail(f"Redis at {REDIS_URL} is needed (redis-server --daemonize yes): {error}")
+def redis_log(redis_url):
+    """A log in a real Redis (tests/redis_server.py), under a key prefix of its own."""
+    cache = RedisCache(redis_url, {"KEY_PREFIX": f"podium-test-{uuid.uuid4().hex}"})
     yield RedisRequestLog(cache)
     client = cache._cache.get_client(write=True)
     for key in client.scan_iter(f"{cache.key_prefix}*"):

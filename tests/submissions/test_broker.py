@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
-REDIS_URL = "redis://127.0.0.1:6379/15"
 
 pytestmark = pytest.mark.integration
 
@@ -38,18 +37,8 @@ def broker_round_trip(**env: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def redis_is_up() -> bool:
-    import redis
-
-    try:
-        return bool(redis.from_url(REDIS_URL, socket_connect_timeout=1).ping())
-    except redis.RedisError:
-        return False
-
-
-@pytest.mark.skipif(not redis_is_up(), reason="no Redis server on 127.0.0.1:6379")
-def test_q_redis_url_selects_the_redis_broker():
-    completed = broker_round_trip(Q_REDIS_URL=REDIS_URL)
+def test_q_redis_url_selects_the_redis_broker(redis_url):
+    completed = broker_round_trip(Q_REDIS_URL=redis_url)
     assert completed.returncode == 0, completed.stderr
     assert completed.stdout.split() == ["Redis", "hello"]
 
