@@ -7,9 +7,13 @@ Times, best of `--runs` (the machine is shared: read the best figure):
 1. `replicate_weights` for the demo test set (benchmark/demo_testset, 6,245 samples, its
    videos as clusters), B replicates.
 2. Ten weighted means over those weights ((B, n) @ (n,) each), the least any metric costs
-   under a batch: a floor for "intervals for one entry", not the contributions' real cost.
-3. Ten percentile intervals and ten paired comparisons from (B,) arrays.
-4. `rank_intervals` for `--entries` entries x 10 metrics x B (values on a 3-decimal grid so
+   under a batch: a floor for "intervals for one entry", not the contributions' real cost
+   (and not a safe way to compute them: the batched product does not give the bits of the
+   row-by-row one, see docs/statistics.md).
+3. The same ten weighted means row by row (`(weights[b] * values).sum()` per replicate),
+   numpy's own pairwise sum on one row, so a replicate's bits cannot depend on its batch.
+4. Ten percentile intervals and ten paired comparisons from (B,) arrays.
+5. `rank_intervals` for `--entries` entries x 10 metrics x B (values on a 3-decimal grid so
    rounding and ties happen, 2% missing, one lower-is-better metric, every 20th entry
    imported). Target: <= 5 s for 1,000 x 1,000 on the 2-core machine.
 
@@ -101,6 +105,15 @@ def main() -> None:
     )
     print(f"10 weighted means over the batch: {means_seconds * 1000:.1f} ms")
 
+    rowwise_seconds, _ = best_time(
+        lambda: [
+            np.array([(weights[b] * row).sum() for b in range(len(weights))]) / totals
+            for row in per_sample
+        ],
+        args.runs,
+    )
+    print(f"10 weighted means row by row: {rowwise_seconds * 1000:.1f} ms")
+
     summaries_seconds, _ = best_time(
         lambda: [
             (percentile_interval(row), paired_difference(row, means[0], 0.5, 0.5)) for row in means
@@ -126,6 +139,7 @@ def main() -> None:
                 "entries": args.entries,
                 "weights_seconds": round(weights_seconds, 4),
                 "ten_weighted_means_seconds": round(means_seconds, 4),
+                "ten_weighted_means_row_by_row_seconds": round(rowwise_seconds, 4),
                 "ten_intervals_and_comparisons_seconds": round(summaries_seconds, 5),
                 "rank_intervals_seconds": round(ranks_seconds, 3),
             }

@@ -127,6 +127,14 @@ def test_equal_sized_clusters_keep_the_total_weight_at_n():
     assert share_drawn == pytest.approx(1 - math.exp(-1), abs=0.01)
 
 
+def test_bad_weight_requests_are_refused():
+    with pytest.raises(TypeError, match="not one string"):
+        replicate_weights("video", replicates=3, seed=CHECKSUM)
+    with pytest.raises(ValueError, match="at least 1"):
+        replicate_weights(["a"], replicates=0, seed=CHECKSUM)
+    assert replicate_weights([], replicates=2, seed=CHECKSUM).shape == (2, 0)
+
+
 def test_video_clusters_reads_the_video_from_the_sample_id():
     ids = ["vid1&&0&&10&&1.0", "vid1&&10&&20&&1.0", "a&&b&&3&&4&&2"]
 
@@ -398,7 +406,7 @@ def test_every_replicate_is_ranked_exactly_as_rank_entries_ranks_it(board):
         board = rank_entries(rows, metrics, policy)
         by_key = {row.key: row for row in board}
         statistics = {
-            row.key: (row.mean_rank, row.wins, row.rank_sum, round(row.normalized_sum, 9))
+            row.key: (row.mean_rank, row.wins, row.rank_sum, np.round(row.normalized_sum, 9))
             for row in board
         }
         for column, entry in enumerate(entries):
