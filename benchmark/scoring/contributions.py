@@ -177,7 +177,8 @@ class BalancedAccuracy:
     part's accuracy, parts with no count left out (0.0 if none); the metric is the mean over
     the datasets that have a sample.
 
-    `parts[p]` is the dataset code of part p, parts in the order the published tally met them;
+    `part_datasets[p]` is the dataset code of part p, parts in the order the published tally
+    met them (a part is one dataset's aspect or component);
     each entry is one (sample, part) the prediction named, with whether it was right.
     """
 
