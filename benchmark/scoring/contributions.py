@@ -72,7 +72,8 @@ def _row_sums(products: np.ndarray) -> np.ndarray:
 def _weighted_products(weights: np.ndarray, values: np.ndarray, finite: bool) -> np.ndarray:
     """`weights * values`, C-contiguous; a zero weight gives 0.0 even for a NaN or infinite
     value, as leaving the sample out would."""
-    products = weights * values
+    with np.errstate(invalid="ignore"):  # 0 x inf, replaced just below
+        products = weights * values
     if not finite:
         products[weights == 0] = 0.0
     return np.ascontiguousarray(products)

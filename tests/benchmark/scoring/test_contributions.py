@@ -17,6 +17,7 @@ from benchmark.demo_testset import PREDICTION_KINDS, generate_testset, make_pred
 from benchmark.scoring import METRIC_NAMES, evaluate, load_ground_truth, load_predictions
 from benchmark.scoring.contributions import (
     Contributions,
+    PooledMean,
     as_weights,
     identity_weights,
     metric_values,
@@ -312,8 +313,16 @@ EDGE_CASES = {
             gt_record("region_caption_gemini", "A grasper holds the gallbladder."),
             record(DVC),
             record(DVC, dataset="CoPESD"),
+            record(DVC, dataset="NurViD"),
         ],
-        ["It dissects.", "It cuts", "A grasper.", "0.0-10.0 seconds: cut", "0.0-3.0 seconds: a"],
+        [
+            "It dissects.",
+            "It cuts",
+            "A grasper.",
+            "0.0-10.0 seconds: cut",
+            "0.0-3.0 seconds: a",
+            "9.0-10.0 seconds: no pair at any threshold",
+        ],
     ),
 }
 
@@ -354,6 +363,14 @@ def test_the_edge_cases_cover_the_quirks():
     result = evaluate(make_test_set(*records), predictions)
     assert result.per_dataset["DVC_F1"]["NurViD"] == 0.0
     assert result.counts["DVC_F1"] == {"scored": 2, "total": 5}
+
+
+def test_a_zero_weight_drops_a_value_that_is_not_finite():
+    """0 x inf is NaN: a sample left out must not poison the sum (the published mean over the
+    same values is infinite, and stays so at the identity)."""
+    recorded = PooledMean.build([0, 1], [np.inf, 0.25])
+    values = recorded.compute(np.array([[1, 1], [0, 1], [0, 2], [0, 0]], dtype=np.int64))
+    np.testing.assert_array_equal(values, [float(np.mean([np.inf, 0.25])), 0.25, 0.25, np.nan])
 
 
 def test_metrics_not_recorded_are_nan():
