@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from .contributions import Contributions
 from .ground_truth import TestSet
 from .labels import ActionLabels, load_action_labels
 from .metrics.assessment import score_cvs_assessment, score_skill_assessment
@@ -31,6 +32,23 @@ def evaluate(
     """Score `predictions` (one text per sample, in test-set order, already checked by
     `load_predictions`). `nearest_class` defaults to the bundled MiniLM encoder, which
     is loaded only if some next-action answer is not an exact class label."""
+    result, _ = evaluate_with_contributions(
+        test_set, predictions, nearest_class=nearest_class, labels=labels
+    )
+    return result
+
+
+def evaluate_with_contributions(
+    test_set: TestSet,
+    predictions: Sequence[str],
+    *,
+    nearest_class: NearestClass | None = None,
+    labels: ActionLabels | None = None,
+) -> tuple[ScoreResult, Contributions]:
+    """`evaluate`, and what each of the seven automatic metrics aggregated (issue 12's
+    intervals recompute them under bootstrap weights). The same single scoring pass makes
+    both, so the contributions cannot disagree with the published result; they stay out of
+    the result, which is published, because per-sample values would leak the references."""
     if len(predictions) != len(test_set):
         raise ValueError("predictions must be aligned with the test set; use load_predictions")
     by_task: dict[Task, list[Item]] = {}
@@ -66,7 +84,15 @@ def evaluate(
         name: value for outcome in outcomes.values() for name, value in outcome.metrics.items()
     }
     computed: dict[str, MetricValue] = {name: found[name] for name in METRIC_NAMES if name in found}
-    return ScoreResult(
+    contributions = Contributions(
+        len(test_set),
+        {
+            name: recorded
+            for outcome in outcomes.values()
+            for name, recorded in outcome.contributions.items()
+        },
+    )
+    result = ScoreResult(
         scorer_version=SCORER_VERSION,
         test_set_checksum=test_set.checksum,
         records=len(test_set),
@@ -88,6 +114,7 @@ def evaluate(
             if False in outcome.parsed
         },
     )
+    return result, contributions
 
 
 def _unparsed_examples(

@@ -37,6 +37,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from .contributions import JudgeDense, JudgePooled, MetricContributions
 from .ground_truth import DenseCaptionTarget, Sample, TestSet
 from .parsers import CaptionEvent, parse_dense_captions
 from .result import ScoreResult
@@ -368,6 +371,56 @@ def aggregate(
                 for dataset, group in _by_dataset(judged).items()
             }
     return JudgeOutcome(metrics, counts, per_dataset, aspects, thresholds)
+
+
+def judge_contributions(
+    test_set: TestSet, items: Sequence[JudgeItem], verdicts: Verdicts, rubric: Rubric
+) -> dict[str, MetricContributions]:
+    """What `aggregate` reduces, per judged item with its test-set row, for the three judge
+    metrics (issue 12): the same items and verdicts, so that the all-ones weights give
+    `aggregate`'s values bit for bit. Add them with `Contributions.with_metrics`."""
+    task_rows: dict[Task, list[Sample]] = {task: [] for task in JUDGED_TASKS}
+    for sample in test_set.samples:
+        if sample.task in task_rows:
+            task_rows[sample.task].append(sample)
+    by_metric: dict[str, list[JudgeItem]] = {name: [] for name in JUDGE_METRICS}
+    for item in items:
+        by_metric[item.metric].append(item)
+    recorded: dict[str, MetricContributions] = {}
+    for task, name in JUDGED_TASKS.items():
+        metric_items = by_metric[name]
+        judged = np.array([verdicts.get(item.key) is not None for item in metric_items], np.int64)
+        scores = np.array(
+            [
+                [(verdicts.get(item.key) or {}).get(aspect, 0) for aspect in rubric.aspects]
+                for item in metric_items
+            ],
+            dtype=np.int64,
+        ).reshape(len(metric_items), len(rubric.aspects))
+        rows = np.array([item.sample for item in metric_items], dtype=np.int64)
+        samples = np.array([sample.index for sample in task_rows[task]], dtype=np.int64)
+        if name != DVC_LLM:
+            recorded[name] = JudgePooled(samples, rows, judged, scores)
+            continue
+        datasets: dict[str, int] = {}
+        for sample in task_rows[task]:
+            datasets.setdefault(sample.dataset, len(datasets))
+        recorded[name] = JudgeDense(
+            n_datasets=len(datasets),
+            n_thresholds=len(DVC_THRESHOLDS),
+            task_samples=samples,
+            task_datasets=np.array(
+                [datasets[sample.dataset] for sample in task_rows[task]], dtype=np.int64
+            ),
+            item_samples=rows,
+            item_datasets=np.array([datasets[item.dataset] for item in metric_items], np.int64),
+            item_thresholds=np.array(
+                [DVC_THRESHOLDS.index(item.threshold) for item in metric_items], np.int64
+            ),
+            item_judged=judged,
+            item_scores=scores,
+        )
+    return recorded
 
 
 def _dvc_value(

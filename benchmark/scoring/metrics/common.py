@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..contributions import MetricContributions
 from ..ground_truth import Sample
 
 Item = tuple[Sample, str]
@@ -31,6 +32,9 @@ class TaskOutcome:
     # One flag per item, in item order: did the answer parse? None where the item is
     # not scored for reasons of its reference (e.g. a next-action label outside its list).
     parsed: list[bool | None]
+    # What each metric aggregated, per sample (benchmark.scoring.contributions): private,
+    # never copied into a ScoreResult.
+    contributions: dict[str, MetricContributions] = field(default_factory=dict)
 
 
 def by_dataset(items: Iterable[Item]) -> dict[str, list[Item]]:

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..contributions import DatasetWeightedMean
 from ..ground_truth import DenseCaptionTarget
 from ..parsers import CaptionEvent, parse_dense_captions
 from ..tasks import DVC_F1
@@ -117,6 +118,7 @@ def score_dense_captioning(items: Sequence[Item]) -> TaskOutcome:
     skipped ones included, as the official scorer weights them."""
     f1s: dict[str, list[float]] = {}
     sizes: dict[str, int] = {}
+    scored_rows = []  # (row, dataset, F1) of the non-skipped samples, for the contributions
     parsed = []
     for sample, text in items:
         assert isinstance(sample.target, DenseCaptionTarget)
@@ -127,6 +129,7 @@ def score_dense_captioning(items: Sequence[Item]) -> TaskOutcome:
         scores = f1s.setdefault(sample.dataset, [])
         if sample_f1 is not None:
             scores.append(sample_f1)
+            scored_rows.append((sample.index, sample.dataset, sample_f1))
     per_dataset = {name: mean(scores) if scores else 0.0 for name, scores in f1s.items()}
     total = sum(sizes.values())
     value = sum(per_dataset[name] * sizes[name] for name in sizes) / total if total else None
@@ -136,4 +139,9 @@ def score_dense_captioning(items: Sequence[Item]) -> TaskOutcome:
         scored=sum(len(scores) for scores in f1s.values()),
         total=len(items),
     )
-    return TaskOutcome(metrics={DVC_F1: metric}, parsed=parsed)
+    contribution = DatasetWeightedMean.build(
+        [(sample.index, sample.dataset) for sample, _ in items], scored_rows
+    )
+    return TaskOutcome(
+        metrics={DVC_F1: metric}, parsed=parsed, contributions={DVC_F1: contribution}
+    )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from ..contributions import PooledMean
 from ..labels import ActionLabels
 from ..parsers import normalize_action
 from ..tasks import NAP_ACC
@@ -53,11 +54,13 @@ def score_next_action(
     free_lists = {name: tuple(sorted(refs)) for name, refs in reference_labels.items()}
 
     rows = []  # (dataset, prediction, reference, classes) of each counted sample
+    counted_rows = []  # their test-set rows
     parsed = []
     for (sample, _), (prediction, reference, classes) in zip(items, normalized, strict=True):
         classes = classes if classes is not None else free_lists.get(sample.dataset, ())
         if reference and reference in classes:
             rows.append((sample.dataset, prediction, reference, classes))
+            counted_rows.append(sample.index)
             parsed.append(prediction in classes)
         else:
             parsed.append(None)
@@ -66,15 +69,22 @@ def score_next_action(
         [(prediction, classes) for _, prediction, _, classes in rows], nearest_class
     )
     hits: dict[str, list[bool]] = {}
+    sample_hits = []
     for (dataset, _, reference, _), label in zip(rows, chosen, strict=True):
         hits.setdefault(dataset, []).append(label == reference)
+        sample_hits.append(float(label == reference))
     metric = MetricValue(
         value=sum(map(sum, hits.values())) / len(rows) if rows else None,
         per_dataset={name: sum(values) / len(values) for name, values in hits.items()},
         scored=len(rows),
         total=len(items),
     )
-    return TaskOutcome(metrics={NAP_ACC: metric}, parsed=parsed)
+    # Hits of 0.0/1.0: their float sums are exact integers, so the pooled mean is the
+    # published ratio of counts bit for bit, in any order.
+    contribution = PooledMean.build(counted_rows, sample_hits)
+    return TaskOutcome(
+        metrics={NAP_ACC: metric}, parsed=parsed, contributions={NAP_ACC: contribution}
+    )
 
 
 def _choose_classes(

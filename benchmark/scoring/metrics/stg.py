@@ -7,6 +7,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from ..contributions import PooledMean
 from ..ground_truth import StgTarget
 from ..parsers import StgPrediction, parse_stg
 from ..tasks import STG_MIOU
@@ -82,6 +83,7 @@ def stg_sample_iou(prediction: StgPrediction, target: StgTarget) -> float | None
 def score_stg(items: Sequence[Item]) -> TaskOutcome:
     """Mean over samples with at least one valid reference box; unparsed answers score 0."""
     values: dict[str, list[float]] = {}
+    rows: dict[str, list[int]] = {}  # per dataset, the test-set rows beside `values`
     parsed = []
     for sample, text in items:
         assert isinstance(sample.target, StgTarget)
@@ -90,6 +92,14 @@ def score_stg(items: Sequence[Item]) -> TaskOutcome:
         sample_iou = stg_sample_iou(prediction, sample.target)
         if sample_iou is not None:
             values.setdefault(sample.dataset, []).append(sample_iou)
+            rows.setdefault(sample.dataset, []).append(sample.index)
+    # The pooled order of `pooled_mean`: grouped by dataset, datasets in order of appearance.
+    contribution = PooledMean.build(
+        [row for dataset_rows in rows.values() for row in dataset_rows],
+        [value for dataset_values in values.values() for value in dataset_values],
+    )
     return TaskOutcome(
-        metrics={STG_MIOU: replace(pooled_mean(values), total=len(items))}, parsed=parsed
+        metrics={STG_MIOU: replace(pooled_mean(values), total=len(items))},
+        parsed=parsed,
+        contributions={STG_MIOU: contribution},
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
+from ..contributions import PooledMean
 from ..ground_truth import TalTarget
 from ..parsers import parse_tal
 from ..tasks import TAG_MIOU_03, TAG_MIOU_05
@@ -50,6 +51,7 @@ def greedy_matched_iou(
 def score_tal(items: Sequence[Item]) -> TaskOutcome:
     """Every tal sample counts; an unparseable answer scores 0."""
     values: dict[str, dict[str, list[float]]] = {name: {} for name in THRESHOLDS}
+    rows: dict[str, list[int]] = {}  # per dataset, the test-set rows beside `values`
     parsed = []
     for sample, prediction in items:
         assert isinstance(sample.target, TalTarget)
@@ -60,6 +62,7 @@ def score_tal(items: Sequence[Item]) -> TaskOutcome:
         fps = sample.fps
         predicted = [(float(s * fps), float(e * fps)) for s, e in segments]
         reference = [(float(s * fps), float(e * fps)) for s, e in sample.target.spans]
+        rows.setdefault(sample.dataset, []).append(sample.index)
         for name, threshold in THRESHOLDS.items():
             sample_iou = greedy_matched_iou(predicted, reference, threshold)
             values[name].setdefault(sample.dataset, []).append(sample_iou)
@@ -67,4 +70,13 @@ def score_tal(items: Sequence[Item]) -> TaskOutcome:
         name: replace(pooled_mean(per_dataset), total=len(items))
         for name, per_dataset in values.items()
     }
-    return TaskOutcome(metrics=metrics, parsed=parsed)
+    # The pooled order of `pooled_mean`: grouped by dataset, datasets in order of appearance.
+    pooled_rows = [row for dataset_rows in rows.values() for row in dataset_rows]
+    contributions = {
+        name: PooledMean.build(
+            pooled_rows,
+            [value for dataset_values in per_dataset.values() for value in dataset_values],
+        )
+        for name, per_dataset in values.items()
+    }
+    return TaskOutcome(metrics=metrics, parsed=parsed, contributions=contributions)
