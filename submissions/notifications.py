@@ -189,14 +189,20 @@ def evaluation_failed_on_commit(evaluation: Evaluation) -> None:
     transaction.on_commit(functools.partial(notify_evaluation_failed, evaluation.pk))
 
 
-@_after_commit
-def notify_evaluation_failed(evaluation_id: int) -> None:
-    """Notify a run's owner that scoring failed, with the run's message."""
-    evaluation = (
+def _run_with_owner(evaluation_id: int) -> Evaluation | None:
+    """The run with its entry's benchmark and owner (what a message names and who gets it), or
+    None when it is gone by the time the commit's callback runs."""
+    return (
         Evaluation.objects.select_related("submission__benchmark", "submission__owner")
         .filter(pk=evaluation_id)
         .first()
     )
+
+
+@_after_commit
+def notify_evaluation_failed(evaluation_id: int) -> None:
+    """Notify a run's owner that scoring failed, with the run's message."""
+    evaluation = _run_with_owner(evaluation_id)
     if evaluation is None:
         return
     submission = evaluation.submission
@@ -210,11 +216,7 @@ def notify_evaluation_failed(evaluation_id: int) -> None:
 def notify_judge_failed(evaluation_id: int, message: str) -> None:
     """Notify a run's owner that its LLM judge job failed, with the job's message. `judging`
     calls it after the commit that fails the job."""
-    evaluation = (
-        Evaluation.objects.select_related("submission__benchmark", "submission__owner")
-        .filter(pk=evaluation_id)
-        .first()
-    )
+    evaluation = _run_with_owner(evaluation_id)
     if evaluation is None:
         return
     submission = evaluation.submission
@@ -227,11 +229,7 @@ def notify_judge_failed(evaluation_id: int, message: str) -> None:
 def notify_judge_held(evaluation_id: int, failed: int, total: int) -> None:
     """Notify a run's owner that its judge job is held: some items got no usable verdict, so
     nothing is published until a maintainer decides. `judging` calls it after the commit."""
-    evaluation = (
-        Evaluation.objects.select_related("submission__benchmark", "submission__owner")
-        .filter(pk=evaluation_id)
-        .first()
-    )
+    evaluation = _run_with_owner(evaluation_id)
     if evaluation is None:
         return
     submission = evaluation.submission
