@@ -78,10 +78,12 @@ def update_entry_details(submission: Submission, *, actor: Any, **changes: str) 
 
     Any other field is a programming error (`ValueError`); the names (institution, team,
     authors) are normalised and checked as an upload's (`InvalidName`, `submissions.names`),
-    the rest as the model's fields check them (`ValidationError`). Saves only the fields whose value changes, writes one
-    `submissions.submission.edited` audit row {changes: {field: {from, to}}} and, for a
-    published entry, rebuilds the board on commit (it shows these details). Nothing changes,
-    nothing is written. Returns the submission as saved.
+    the rest as the model's fields check them (`ValidationError`). Saves only the fields whose
+    value changes, writes one `submissions.submission.edited` audit row {changes: {field:
+    {from, to}}} and, for a published entry, rebuilds the board on commit (it shows these
+    details). Nothing changes, nothing is written. Returns the submission as saved. The model
+    name is not a presentation field: it and its look-alike key are set once, by the writers
+    that create an entry.
     """
     unknown = sorted(set(changes) - set(PRESENTATION_FIELDS))
     if unknown:
