@@ -80,6 +80,7 @@ class BenchmarkAdmin(admin.ModelAdmin):
             "Submissions",
             {"fields": ["daily_submission_limit", "max_upload_mb", "max_prediction_chars"]},
         ),
+        ("Statistics", {"fields": ["bootstrap_replicates"]}),
         ("LLM judge", {"fields": ["judge_rubric", "judge_settings", "judge_auto_start"]}),
         (
             "Verification",

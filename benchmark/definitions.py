@@ -48,6 +48,8 @@ class BenchmarkDefinition:
     max_upload_mb: int = 50
     # The longest prediction accepted, in characters (docs/benchmarks.md, "Submission rules").
     max_prediction_chars: int = 20_000
+    # Issue 12: replicates per interval (docs/statistics.md).
+    bootstrap_replicates: int = 1000
     is_public: bool = True
     # Verification by re-running the model (docs/verification.md).
     verification_tolerance: float = 0.01

@@ -14,11 +14,17 @@ from pathlib import Path
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.core.validators import MinValueValidator
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
 from benchmark.enums import MetricDirection, RankingScope, TieMethod
 from benchmark.scoring.judge import Rubric, RubricError
+
+# The bootstrap's replicates per interval: 95% intervals need at least 39 (bootstrap.py); below
+# a few hundred the endpoints jump from one recompute of B to the next, and above 10,000 the
+# stored replicates of a board outgrow what a recompute should read.
+MIN_REPLICATES = 200
+MAX_REPLICATES = 10_000
 
 # More decimals than this is never a display or ranking choice, only a typo.
 MAX_DECIMALS = 12
@@ -68,6 +74,14 @@ class Benchmark(models.Model):
         validators=[MinValueValidator(1)],
         help_text="The longest prediction accepted, in characters (one prediction is sent to "
         "the judge as one prompt); a longer one is refused with its row.",
+    )
+    # Issue 12: how many bootstrap replicates each interval is read from (docs/statistics.md).
+    bootstrap_replicates = models.PositiveIntegerField(
+        default=1000,
+        validators=[MinValueValidator(MIN_REPLICATES), MaxValueValidator(MAX_REPLICATES)],
+        help_text="Bootstrap replicates behind every interval, rank interval and comparison "
+        f"({MIN_REPLICATES:,} to {MAX_REPLICATES:,}). Runs scored before a change keep their "
+        "replicates until `manage.py compute_intervals` recomputes them.",
     )
     is_public = models.BooleanField(
         default=False, help_text="Listed and visible to everyone; staff always see it."
@@ -136,6 +150,11 @@ class Benchmark(models.Model):
             models.CheckConstraint(
                 condition=models.Q(max_prediction_chars__gte=1),
                 name="benchmark_max_prediction_chars_positive",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(bootstrap_replicates__gte=MIN_REPLICATES)
+                & models.Q(bootstrap_replicates__lte=MAX_REPLICATES),
+                name="benchmark_bootstrap_replicates_range",
             ),
         ]
 

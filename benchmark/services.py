@@ -40,6 +40,7 @@ EDITABLE_BENCHMARK_FIELDS = frozenset(
         "daily_submission_limit",
         "max_upload_mb",
         "max_prediction_chars",
+        "bootstrap_replicates",
         "is_public",
         "judge_rubric",
         "judge_settings",
@@ -265,6 +266,7 @@ def ensure_benchmark(
         "daily_submission_limit": definition.daily_submission_limit,
         "max_upload_mb": definition.max_upload_mb,
         "max_prediction_chars": definition.max_prediction_chars,
+        "bootstrap_replicates": definition.bootstrap_replicates,
     }
     with transaction.atomic():
         benchmark, created = Benchmark.objects.select_for_update().get_or_create(

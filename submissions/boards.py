@@ -16,7 +16,8 @@ from benchmark.scoring.ranking import Entry, MetricSpec, RankedEntry, RankingPol
 from benchmark.scoring.tasks import JUDGE_METRICS
 
 from .enums import STATES_JUDGE_PENDING, BoardKind
-from .models import BoardEntry, Evaluation
+from .intervals import enqueue_rank_intervals
+from .models import BoardEntry, Evaluation, RunReplicates
 from .selectors import board_candidates, metric_specs, ranking_entry, ranking_policy
 
 logger = logging.getLogger(__name__)
@@ -61,14 +62,30 @@ def recompute_board(benchmark: Benchmark) -> list[BoardEntry]:
                 )
             )
 
+        intervals = dict(
+            RunReplicates.objects.filter(evaluation__in=[run.pk for run in runs]).values_list(
+                "evaluation_id", "intervals"
+            )
+        )
         now = timezone.now()
         BoardEntry.objects.filter(benchmark=benchmark).delete()
         rows = BoardEntry.objects.bulk_create(
             [
-                _board_entry(benchmark, run, ranked[run.submission_id], highlights, computed_at=now)
+                _board_entry(
+                    benchmark,
+                    run,
+                    ranked[run.submission_id],
+                    highlights,
+                    intervals.get(run.pk) or {},
+                    computed_at=now,
+                )
                 for run in runs
             ]
         )
+        # The rank intervals need every row's replicates: seconds for a large board, so they
+        # follow in the background (docs/statistics.md).
+        if rows:
+            transaction.on_commit(partial(enqueue_rank_intervals, benchmark.pk))
     rows.sort(key=lambda row: (row.board, row.rank))
     return rows
 
@@ -91,6 +108,7 @@ def _board_entry(
     run: Evaluation,
     ranked: RankedEntry,
     highlights: dict[int, dict[str, str]],
+    intervals: dict[str, list[float] | None],
     *,
     computed_at: datetime,
 ) -> BoardEntry:
@@ -107,6 +125,7 @@ def _board_entry(
         highlights=highlights.get(submission.pk, {}),
         judge_pending=run.state in STATES_JUDGE_PENDING,
         judged_over=_judged_over(run),
+        intervals=intervals,
         listed_at=submission.published_at
         or (submission.verified_at if submission.is_verified else None)
         or run.scored_at

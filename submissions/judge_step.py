@@ -8,19 +8,21 @@ of being imported.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any
 
 from django.db import transaction
 
 from benchmark import scoring
+from benchmark.scoring.contributions import MetricContributions
 from benchmark.scoring.judge import JudgeOutcome, with_judge
 from benchmark.scoring.tasks import JUDGE_METRICS
 from core import audit
 from core.exceptions import InvalidTransition
 
 from .enums import EvaluationStatus
+from .intervals import add_metric_replicates, copy_replicates
 from .models import Evaluation
 
 _scored_listeners: list[Callable[[int], None]] = []
@@ -44,11 +46,15 @@ def publish_judge_metrics(
     actor: Any = None,
     note: str = "",
     accept_partial: bool = False,
+    contributions: Mapping[str, MetricContributions] | None = None,
+    test_set: scoring.TestSet | None = None,
 ) -> Evaluation:
     """Store the judge's three metrics (full precision) on a run in `judging` and complete it;
     the board follows on commit. Refuses a run in any other state, and an outcome that leaves
     items out unless a maintainer accepted that (`accept_partial`; the result's `counts` then say how many items
-    each metric is over, `scored` of `total`): `InvalidTransition`."""
+    each metric is over, `scored` of `total`): `InvalidTransition`. `contributions` (with the
+    run's parsed `test_set`) are what the judge metrics aggregate: their bootstrap replicates
+    are stored with them (issue 12, `intervals.add_metric_replicates`)."""
     excluded = {
         name: counts["failed"] for name, counts in outcome.counts.items() if counts.get("failed")
     }
@@ -74,6 +80,8 @@ def publish_judge_metrics(
             result = scoring.ScoreResult.from_dict(evaluation.result)
             evaluation.result = with_judge(result, outcome).to_dict()
         evaluation.save(update_fields=["metrics", "result"])
+        if contributions and test_set is not None:
+            add_metric_replicates(evaluation, test_set, contributions)
         # Imported here: services imports this module (for notify_scored).
         from .services import set_evaluation_status
 
@@ -124,6 +132,7 @@ def copy_for_rejudge(evaluation: Evaluation, *, actor: Any) -> Evaluation:
             scoring_started_at=evaluation.scoring_started_at,
             scored_at=evaluation.scored_at,
         )
+        copy_replicates(evaluation, copy, without=JUDGE_METRICS)
         audit.record(
             "submissions.evaluation.copied_for_rejudge",
             actor=actor,

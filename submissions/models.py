@@ -245,6 +245,15 @@ class BoardEntry(models.Model):
     # Judge metrics a maintainer accepted over fewer items than they have (issue 10): metric key ->
     # {"judged": n, "items": m}; the board says so beside the value.
     judged_over = models.JSONField(default=dict, blank=True)
+    # Issue 12 (docs/statistics.md): metric key -> [low, high] or None, the run's intervals as
+    # `RunReplicates` stored them ({} for a run without per-sample data: an imported row).
+    intervals = models.JSONField(default=dict, blank=True)
+    # The 95% rank interval and the statistical tier within the row's board. Written after the
+    # recompute, in the background, by `submissions.intervals.compute_rank_intervals` (the one
+    # writer of these three); None until then, or when no row of the board has replicates.
+    rank_best = models.PositiveIntegerField(null=True, blank=True)
+    rank_worst = models.PositiveIntegerField(null=True, blank=True)
+    tier = models.PositiveIntegerField(null=True, blank=True)
     # The board's date column: when the entry was verified, else when its run was scored.
     listed_at = models.DateTimeField()
     computed_at = models.DateTimeField()
@@ -263,6 +272,41 @@ class BoardEntry(models.Model):
 
     def __str__(self) -> str:
         return f"#{self.rank} {self.board} {self.submission_id}"
+
+
+class RunReplicates(models.Model):
+    """Private (issue 12): what one run's metrics aggregate, and each metric on every bootstrap
+    replicate. Never served: no view, serializer, admin page or export reads `contributions` or
+    `values` (per-sample correctness would let a submitter probe the ground truth; a test walks
+    every response for them). What is public is derived from them: `intervals` (copied to the
+    board), the rank intervals and the paired comparisons (`submissions.intervals`).
+
+    `contributions` is `benchmark.scoring.contributions.to_bytes` (an .npz of plain arrays);
+    `values` is a C-ordered little-endian float64 array of shape (len(metric_keys),
+    replicates), NaN where a metric has no value on a replicate (a pending judge metric, a task
+    not in the test set). The replicate weights are `replicate_weights` seeded with
+    `test_set_checksum`, so two rows with the same checksum and `replicates` are paired.
+    Written only by `submissions.intervals` (at scoring, when the judge publishes, and by
+    `compute_intervals`).
+    """
+
+    evaluation = models.OneToOneField(
+        Evaluation, on_delete=models.CASCADE, primary_key=True, related_name="replicates"
+    )
+    test_set_checksum = models.CharField(max_length=64)
+    replicates = models.PositiveIntegerField()
+    contributions = models.BinaryField()
+    values = models.BinaryField()
+    metric_keys = models.JSONField(default=list)
+    # metric key -> [low, high] (the 95% percentile interval) or None: public, on the board.
+    intervals = models.JSONField(default=dict)
+    computed_at = models.DateTimeField()
+
+    class Meta:
+        verbose_name_plural = "run replicates"
+
+    def __str__(self) -> str:
+        return f"Replicates of evaluation {self.evaluation_id} (B={self.replicates})"
 
 
 # Here rather than in enums.py only because this change was limited to appending to models.py.

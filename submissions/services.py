@@ -24,6 +24,7 @@ from django.utils import timezone
 
 from benchmark import scoring
 from benchmark.models import Benchmark
+from benchmark.scoring.evaluate import evaluate_with_contributions
 from benchmark.selectors import TestSetFileError, active_testset, load_scoring_testset
 from core import audit
 from core.exceptions import (
@@ -54,6 +55,7 @@ from .enums import (
     SubmissionSource,
     VerificationStatus,
 )
+from .intervals import ComputedReplicates, compute_replicates, store_replicates
 from .judge_step import notify_scored
 from .models import Evaluation, Submission
 from .names import (
@@ -384,9 +386,9 @@ def _score_once(evaluation_id: int) -> Evaluation:
     try:
         if beating:
             with Heartbeat(beat, every=scoring_heartbeat_seconds(), name=f"score-{evaluation_id}"):
-                result = _compute(evaluation)
+                result, replicates = _compute(evaluation)
         else:
-            result = _compute(evaluation)
+            result, replicates = _compute(evaluation)
     except CONNECTION_ERRORS:
         raise  # the connection, not the submission: retried once, else reaped
     except DomainError as error:
@@ -415,6 +417,7 @@ def _score_once(evaluation_id: int) -> Evaluation:
         evaluation.result = result.to_dict()
         evaluation.scorer_version = result.scorer_version
         evaluation.save(update_fields=["metrics", "result", "scorer_version"])
+        store_replicates(evaluation, replicates)
         set_evaluation_status(evaluation, EvaluationStatus.SCORED)
         notify_scored(evaluation.pk)
     return evaluation
@@ -451,7 +454,9 @@ def _claim(evaluation_id: int) -> Evaluation:
     return evaluation
 
 
-def _compute(evaluation: Evaluation) -> scoring.ScoreResult:
+def _compute(evaluation: Evaluation) -> tuple[scoring.ScoreResult, ComputedReplicates]:
+    """The run's result, and its metrics on every bootstrap replicate (issue 12), from one
+    scoring pass."""
     submission = evaluation.submission
     test_set = load_scoring_testset(evaluation.test_set)
     try:
@@ -461,7 +466,14 @@ def _compute(evaluation: Evaluation) -> scoring.ScoreResult:
         )
     except scoring.PredictionsError as error:
         raise InvalidPredictions([str(problem) for problem in error.problems]) from None
-    return scoring.evaluate(test_set, predictions)
+    result, contributions = evaluate_with_contributions(test_set, predictions)
+    replicates = compute_replicates(
+        evaluation.test_set.checksum,
+        submission.benchmark.bootstrap_replicates,
+        test_set,
+        contributions,
+    )
+    return result, replicates
 
 
 def _fail(evaluation: Evaluation, code: FailureCode, message: str) -> Evaluation:

@@ -6,7 +6,7 @@ import logging
 
 from benchmark.models import Benchmark
 
-from . import services
+from . import intervals, services
 from .models import Evaluation
 
 logger = logging.getLogger(__name__)
@@ -34,3 +34,13 @@ def task_recompute_board(benchmark_id: int) -> int:
         logger.warning("benchmark %s vanished before its board was recomputed", benchmark_id)
         return -1
     return len(services.recompute_board(benchmark))
+
+
+def task_rank_intervals(benchmark_id: int) -> int:
+    """The board's rank intervals and tiers, queued by every recompute (issue 12). Returns
+    the number of rows written: 0 when the board changed meanwhile (the newer recompute
+    queued its own) or already has them."""
+    benchmark = Benchmark.objects.filter(pk=benchmark_id).first()
+    if benchmark is None:
+        return -1
+    return intervals.compute_rank_intervals(benchmark)

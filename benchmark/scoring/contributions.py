@@ -35,8 +35,10 @@ Everything here is private: per-sample values would leak the reference answers, 
 
 from __future__ import annotations
 
+import io
+import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Protocol
 
 import numpy as np
@@ -419,3 +421,57 @@ def metric_values(
         else:
             result[name] = recorded.compute(batch)
     return result
+
+
+# The stored form (issue 12 point 1): a run's contributions are kept privately, next to its
+# result, so the judge's can be added later and the intervals recomputed (another B, a fix)
+# without scoring again. An .npz archive of plain arrays, read with allow_pickle=False: a
+# stored file can hold nothing but numbers.
+_KINDS: dict[str, type] = {
+    kind.__name__: kind
+    for kind in (PooledMean, DatasetWeightedMean, BalancedAccuracy, JudgePooled, JudgeDense)
+}
+_FORMAT = 1
+
+
+def _init_fields(kind: type) -> list[str]:
+    return [item.name for item in fields(kind) if item.init]
+
+
+def to_bytes(contributions: Contributions) -> bytes:
+    """The contributions as one .npz archive: `header` (the format, n_samples, each metric's
+    kind), then `<metric>/<field>` arrays; integers are stored as 0-d int64 arrays."""
+    header = {"format": _FORMAT, "n_samples": contributions.n_samples, "metrics": {}}
+    arrays: dict[str, np.ndarray] = {}
+    for name, recorded in contributions.metrics.items():
+        kind = type(recorded).__name__
+        if _KINDS.get(kind) is not type(recorded):
+            raise TypeError(f"{name}: contributions of type {kind} cannot be stored")
+        header["metrics"][name] = kind
+        for field_name in _init_fields(type(recorded)):
+            value = getattr(recorded, field_name)
+            arrays[f"{name}/{field_name}"] = np.asarray(value)
+    arrays["header"] = np.frombuffer(json.dumps(header).encode("utf-8"), dtype=np.uint8)
+    buffer = io.BytesIO()
+    np.savez_compressed(buffer, **arrays)
+    return buffer.getvalue()
+
+
+def from_bytes(data: bytes) -> Contributions:
+    """What `to_bytes` stored; ValueError for anything else."""
+    try:
+        with np.load(io.BytesIO(data), allow_pickle=False) as archive:
+            header = json.loads(archive["header"].tobytes().decode("utf-8"))
+            if header.get("format") != _FORMAT:
+                raise ValueError(f"unknown contributions format {header.get('format')!r}")
+            metrics: dict[str, MetricContributions] = {}
+            for name, kind_name in header["metrics"].items():
+                kind = _KINDS[kind_name]
+                values = {}
+                for field_name in _init_fields(kind):
+                    array = archive[f"{name}/{field_name}"]
+                    values[field_name] = int(array) if array.ndim == 0 else array
+                metrics[name] = kind(**values)
+    except (OSError, KeyError, json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise ValueError(f"not stored contributions: {error}") from None
+    return Contributions(int(header["n_samples"]), metrics)

@@ -5,12 +5,21 @@ from __future__ import annotations
 
 import hashlib
 import logging
+from dataclasses import dataclass
 from typing import Any
 
 from django.db import transaction
 
 from benchmark import scoring
-from benchmark.scoring.judge import JudgeOutcome, Rubric, RubricError, aggregate, build_items
+from benchmark.scoring.contributions import MetricContributions
+from benchmark.scoring.judge import (
+    JudgeOutcome,
+    Rubric,
+    RubricError,
+    aggregate,
+    build_items,
+    judge_contributions,
+)
 from benchmark.selectors import TestSetFileError, load_scoring_testset
 from core import audit
 from core.exceptions import DomainError, InvalidTransition, JudgeUnavailable
@@ -184,7 +193,26 @@ def set_job_status(
     return lifecycle.set_status(JUDGE_JOBS, job, new, actor=actor, message=message, note=note)
 
 
-def _judgement(job: JudgeJob) -> JudgeOutcome:
+@dataclass(frozen=True)
+class Judgement:
+    """A job's verdicts aggregated (spec 5), with what each judge metric aggregated (issue
+    12's intervals) and the parsed test set they index."""
+
+    outcome: JudgeOutcome
+    contributions: dict[str, MetricContributions]
+    test_set: scoring.TestSet
+
+    def publish(self, evaluation: Evaluation, **options: Any) -> Evaluation:
+        return publish_judge_metrics(
+            evaluation,
+            self.outcome,
+            contributions=self.contributions,
+            test_set=self.test_set,
+            **options,
+        )
+
+
+def _judgement(job: JudgeJob) -> Judgement:
     """The job's verdicts aggregated as spec 5 says (failed items excluded)."""
     evaluation = job.evaluation
     test_set = load_scoring_testset(evaluation.test_set)
@@ -194,7 +222,11 @@ def _judgement(job: JudgeJob) -> JudgeOutcome:
     items = build_items(test_set, predictions)
     rubric = Rubric.from_dict(job.rubric_settings, template=job.rubric_template)
     verdicts = dict(job.items.filter(state=ItemState.DONE).values_list("key", "verdict__scores"))
-    return aggregate(test_set, items, verdicts, rubric)
+    return Judgement(
+        outcome=aggregate(test_set, items, verdicts, rubric),
+        contributions=judge_contributions(test_set, items, verdicts, rubric),
+        test_set=test_set,
+    )
 
 
 def _summary(outcome: JudgeOutcome) -> str:
@@ -222,7 +254,8 @@ def finish_job(job: JudgeJob) -> JudgeJob:
     forget_estimate(job)
     progress = save_progress(job, heartbeat=False)
     evaluation = job.evaluation
-    outcome = _judgement(job)
+    judgement = _judgement(job)
+    outcome = judgement.outcome
     if outcome.unavailable:
         return _fail_job(
             job,
@@ -251,7 +284,7 @@ def finish_job(job: JudgeJob) -> JudgeJob:
             transaction.on_commit(lambda: notify_judge_held(locked.evaluation_id, failed, total))
             return locked
         set_job_status(locked, JobStatus.DONE, message=f"Judged: {_summary(outcome)}.")
-        publish_judge_metrics(evaluation, outcome, note=f"judge job {job.pk}")
+        judgement.publish(evaluation, note=f"judge job {job.pk}")
     return locked
 
 
@@ -273,7 +306,8 @@ def accept_partial_judgement(job: JudgeJob, *, actor: Any, note: str) -> JudgeJo
                 f"Only a judge job waiting for a maintainer can be accepted; this one is "
                 f"{locked.state.label.lower()}."
             )
-        outcome = _judgement(locked)
+        judgement = _judgement(locked)
+        outcome = judgement.outcome
         excluded = {
             name: counts["failed"] for name, counts in outcome.counts.items() if counts["failed"]
         }
@@ -298,9 +332,8 @@ def accept_partial_judgement(job: JudgeJob, *, actor: Any, note: str) -> JudgeJo
             excluded=excluded,
             note=note,
         )
-        publish_judge_metrics(
+        judgement.publish(
             locked.evaluation,
-            outcome,
             actor=actor,
             note=f"judge job {locked.pk}, accepted without {sum(excluded.values()):,} items",
             accept_partial=True,

@@ -298,7 +298,7 @@ def test_publishing_over_a_subset_without_acceptance_is_refused(scored_run, stan
     from submissions.judge_step import publish_judge_metrics
 
     job, _ = hold_with_one_bad_item(scored_run, standin)
-    outcome = services.jobs._judgement(job)
+    outcome = services.jobs._judgement(job).outcome
 
     with pytest.raises(InvalidTransition, match="RC_llm lacks 1"):
         publish_judge_metrics(scored_run, outcome)

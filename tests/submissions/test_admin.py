@@ -609,7 +609,11 @@ def test_provenance_is_read_only_and_an_edit_is_audited_and_refreshes_the_board(
             }
         },
     )
-    assert [c.func.__name__ for c in callbacks if hasattr(c, "func")] == ["refresh_board"]
+    # The recompute then queues the board's rank intervals (issue 12).
+    assert [c.func.__name__ for c in callbacks if hasattr(c, "func")] == [
+        "refresh_board",
+        "enqueue_rank_intervals",
+    ]
 
 
 def test_runs_are_listed_read_only(as_maintainer, detailed):

@@ -1,0 +1,483 @@
+"""How sure each number is (issue 12): the Django side of `benchmark.scoring.bootstrap`.
+
+A run's per-sample contributions and its metrics on every bootstrap replicate are stored
+privately in `RunReplicates` when the run is scored (the automatic metrics) and when the judge
+publishes (the judge metrics); this module is their one writer. What is public is derived from
+them: each metric's interval (copied to the board by `recompute_board`), each board row's rank
+interval and tier (`compute_rank_intervals`, in the background after a recompute) and the
+paired comparison of two entries (`compare_entries`). The method is in docs/statistics.md.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from django.db import transaction
+from django.utils import timezone
+
+from benchmark import scoring
+from benchmark.enums import RankingScope
+from benchmark.models import Benchmark
+from benchmark.scoring.bootstrap import (
+    DEFAULT_LEVEL,
+    PairedDifference,
+    paired_difference,
+    percentile_interval,
+    rank_intervals,
+    replicate_weights,
+    tiers,
+    video_clusters,
+)
+from benchmark.scoring.contributions import (
+    Contributions,
+    MetricContributions,
+    from_bytes,
+    metric_values,
+    to_bytes,
+)
+from benchmark.scoring.tasks import JUDGE_METRICS, METRIC_NAMES
+
+from .models import BoardEntry, Evaluation, RunReplicates
+from .selectors import metric_specs, ranking_entry, ranking_policy
+
+logger = logging.getLogger(__name__)
+
+# Bytes of `RunReplicates.values`: little-endian float64 whatever the machine.
+VALUES_DTYPE = np.dtype("<f8")
+
+
+# -- replicate weights ------------------------------------------------------------------------
+
+# One test-set version's weights are (B, n_samples) int64: 50 MB for MedVidBench at B = 1,000.
+# A worker scores one test-set version for months, so it keeps the last two it built.
+_WEIGHTS_CACHE_SIZE = 2
+_weights_cache: dict[tuple[str, int], np.ndarray] = {}
+_weights_lock = threading.Lock()
+
+
+def replicate_weights_for(checksum: str, test_set: scoring.TestSet, replicates: int) -> np.ndarray:
+    """The clustered bootstrap weights of one test-set version (read-only, cached per process):
+    each sample's video is its cluster, the seed is the version's checksum."""
+    key = (checksum, replicates)
+    with _weights_lock:
+        cached = _weights_cache.get(key)
+    if cached is not None:
+        return cached
+    clusters = video_clusters([sample.id for sample in test_set.samples])
+    weights = replicate_weights(clusters, replicates=replicates, seed=checksum)
+    weights.setflags(write=False)
+    with _weights_lock:
+        _weights_cache[key] = weights
+        while len(_weights_cache) > _WEIGHTS_CACHE_SIZE:
+            _weights_cache.pop(next(iter(_weights_cache)))
+    return weights
+
+
+# -- storing a run's replicates ---------------------------------------------------------------
+
+
+def _interval(values: np.ndarray) -> list[float] | None:
+    interval = percentile_interval(values, DEFAULT_LEVEL)
+    return None if interval is None else [interval[0], interval[1]]
+
+
+def _encode(values: Mapping[str, np.ndarray]) -> tuple[list[str], bytes]:
+    keys = list(values)
+    matrix = np.stack([np.asarray(values[key], dtype=VALUES_DTYPE) for key in keys])
+    return keys, np.ascontiguousarray(matrix, dtype=VALUES_DTYPE).tobytes()
+
+
+def replicate_values(row: RunReplicates) -> dict[str, np.ndarray]:
+    """A stored row's values: metric key -> (B,) float64 (NaN: no value on that replicate)."""
+    keys = list(row.metric_keys)
+    matrix = np.frombuffer(bytes(row.values), dtype=VALUES_DTYPE)
+    matrix = matrix.reshape(len(keys), row.replicates) if keys else matrix.reshape(0, 0)
+    return {key: matrix[index] for index, key in enumerate(keys)}
+
+
+@dataclass(frozen=True)
+class ComputedReplicates:
+    """A run's replicates, computed outside any transaction, to store with its metrics."""
+
+    checksum: str
+    replicates: int
+    contributions: Contributions
+    values: dict[str, np.ndarray]
+
+
+def compute_replicates(
+    checksum: str, replicates: int, test_set: scoring.TestSet, contributions: Contributions
+) -> ComputedReplicates:
+    """Every metric of a freshly scored run on each of the test-set version's `replicates`
+    replicates. About 0.2 s for MedVidBench's 6,245 samples at B = 1,000, plus 0.3 s the
+    first time a process meets a test-set version (bench/intervals.py)."""
+    weights = replicate_weights_for(checksum, test_set, replicates)
+    return ComputedReplicates(
+        checksum, replicates, contributions, metric_values(contributions, weights)
+    )
+
+
+def store_replicates(evaluation: Evaluation, computed: ComputedReplicates) -> RunReplicates:
+    """Store a run's contributions and replicates, replacing what it had (scoring calls it
+    in the transaction that stores the metrics)."""
+    keys, encoded = _encode(computed.values)
+    row, _ = RunReplicates.objects.update_or_create(
+        evaluation=evaluation,
+        defaults={
+            "test_set_checksum": computed.checksum,
+            "replicates": computed.replicates,
+            "contributions": to_bytes(computed.contributions),
+            "values": encoded,
+            "metric_keys": keys,
+            "intervals": {key: _interval(computed.values[key]) for key in keys},
+            "computed_at": timezone.now(),
+        },
+    )
+    return row
+
+
+def add_metric_replicates(
+    evaluation: Evaluation,
+    test_set: scoring.TestSet,
+    more: Mapping[str, MetricContributions],
+) -> RunReplicates | None:
+    """Add (or replace) some metrics' contributions on a run that has replicates (the judge's,
+    when it publishes) and recompute those metrics' replicates; the others are kept as they
+    are. None when the run has no stored replicates (scored before issue 12: run
+    `compute_intervals`)."""
+    row = RunReplicates.objects.select_for_update().filter(evaluation=evaluation).first()
+    if row is None:
+        logger.warning(
+            "evaluation %s has no stored replicates; its %s get no interval until "
+            "`manage.py compute_intervals` runs",
+            evaluation.pk,
+            ", ".join(more),
+        )
+        return None
+    contributions = from_bytes(bytes(row.contributions)).with_metrics(more)
+    weights = replicate_weights_for(row.test_set_checksum, test_set, row.replicates)
+    values = replicate_values(row)
+    added = metric_values(Contributions(contributions.n_samples, dict(more)), weights)
+    values = {key: added[key] if key in more else values[key] for key in METRIC_NAMES}
+    row.metric_keys, row.values = _encode(values)
+    row.contributions = to_bytes(contributions)
+    row.intervals = {key: _interval(values[key]) for key in row.metric_keys}
+    row.computed_at = timezone.now()
+    row.save()
+    return row
+
+
+def copy_replicates(
+    source: Evaluation, target: Evaluation, *, without: Sequence[str] = JUDGE_METRICS
+) -> RunReplicates | None:
+    """Give a copied run (a judge rerun's: `copy_for_rejudge`) the source run's replicates
+    with the metrics in `without` pending again (NaN, no contributions, no interval)."""
+    row = RunReplicates.objects.filter(evaluation=source).first()
+    if row is None:
+        return None
+    stored = from_bytes(bytes(row.contributions))
+    kept = {name: value for name, value in stored.metrics.items() if name not in without}
+    values = {
+        key: np.full(row.replicates, np.nan) if key in without else value
+        for key, value in replicate_values(row).items()
+    }
+    keys, encoded = _encode(values)
+    copy, _ = RunReplicates.objects.update_or_create(
+        evaluation=target,
+        defaults={
+            "test_set_checksum": row.test_set_checksum,
+            "replicates": row.replicates,
+            "contributions": to_bytes(Contributions(stored.n_samples, kept)),
+            "values": encoded,
+            "metric_keys": keys,
+            "intervals": {key: None if key in without else row.intervals.get(key) for key in keys},
+            "computed_at": timezone.now(),
+        },
+    )
+    return copy
+
+
+# -- rank intervals and tiers -----------------------------------------------------------------
+
+
+def compute_rank_intervals(benchmark: Benchmark, *, force: bool = False) -> int:
+    """Each board row's 95% rank interval and its tier: the one writer of
+    `BoardEntry.rank_best`, `rank_worst` and `tier`. Runs in the background after a recompute
+    (`task_rank_intervals`); returns the number of rows written.
+
+    The benchmark's ranking (`rank_entries`' rules, its policy and scope) is recomputed on
+    each replicate (`benchmark.scoring.bootstrap.rank_intervals`). A row whose run has no
+    replicates of the benchmark's B (an imported row) keeps its values in every replicate.
+    Tiers are numbered within each board in board order (`bootstrap.tiers`). When the board
+    was recomputed while this ran, nothing is written: the newer recompute queued its own.
+    With no replicates on the board at all, every row gets None. Several recomputes in a row
+    queue several tasks; all but the first find the rows done and return 0 (unless `force`).
+    """
+    board = BoardEntry.objects.filter(benchmark=benchmark)
+    if not force and board.filter(rank_best__isnull=False).exists():
+        return 0  # this version of the board has them (rows are rewritten by each recompute)
+    records = list(
+        BoardEntry.objects.filter(benchmark=benchmark)
+        .order_by("board", "rank")
+        .values_list(
+            "pk", "submission_id", "evaluation_id", "board", "values",
+            "submission__model_name", "computed_at", named=True,
+        )
+    )  # fmt: skip
+    if not records:
+        return 0
+    metrics = list(benchmark.metrics.all())
+    keys = [metric.key for metric in metrics]
+    stored = {
+        row.evaluation_id: row
+        for row in RunReplicates.objects.filter(
+            evaluation_id__in=[record.evaluation_id for record in records],
+            replicates=benchmark.bootstrap_replicates,
+        ).only("evaluation_id", "replicates", "metric_keys", "values")
+    }
+    entries = {
+        record.pk: ranking_entry(
+            record.submission_id, record.submission__model_name, record.values, metrics
+        )
+        for record in records
+    }
+    matrices: dict[int, np.ndarray | None] = {}
+    for record in records:
+        row = stored.get(record.evaluation_id)
+        if row is None:
+            matrices[record.pk] = None
+            continue
+        values = replicate_values(row)
+        matrices[record.pk] = np.stack(
+            [values.get(key, np.full(row.replicates, np.nan)) for key in keys]
+        )
+    groups = [records]
+    if benchmark.ranking_scope == RankingScope.PER_BOARD:
+        groups = [[r for r in records if r.board == board] for board in {r.board for r in records}]
+    places: dict[int, tuple[int, int] | None] = dict.fromkeys(entries)
+    specs, policy = metric_specs(metrics), ranking_policy(benchmark)
+    for group in groups:
+        if not group or all(matrices[record.pk] is None for record in group):
+            continue
+        found = rank_intervals(
+            [entries[record.pk] for record in group],
+            specs,
+            [matrices[record.pk] for record in group],
+            policy,
+        )
+        for record, interval in zip(group, found, strict=True):
+            places[record.pk] = (interval.best, interval.worst)
+    tier_of: dict[int, int | None] = dict.fromkeys(entries)
+    for board in {record.board for record in records}:
+        rows = [record for record in records if record.board == board]  # in rank order
+        if all(places[record.pk] is not None for record in rows):
+            found_tiers = tiers([places[record.pk] for record in rows])  # type: ignore[misc]
+            tier_of.update(zip([record.pk for record in rows], found_tiers, strict=True))
+    with transaction.atomic():
+        Benchmark.objects.select_for_update().filter(pk=benchmark.pk).exists()
+        current = dict(
+            BoardEntry.objects.filter(benchmark=benchmark).values_list("pk", "computed_at")
+        )
+        if current != {record.pk: record.computed_at for record in records}:
+            return 0  # recomputed meanwhile
+        rows = [
+            BoardEntry(
+                pk=record.pk,
+                rank_best=None if places[record.pk] is None else places[record.pk][0],
+                rank_worst=None if places[record.pk] is None else places[record.pk][1],
+                tier=tier_of[record.pk],
+            )
+            for record in records
+        ]
+        BoardEntry.objects.bulk_update(rows, ["rank_best", "rank_worst", "tier"], batch_size=1000)
+    return len(rows)
+
+
+def enqueue_rank_intervals(benchmark_id: int) -> None:
+    # Imported here, as in enqueue_scoring: django_q reads its settings at import.
+    from django_q.tasks import async_task
+
+    async_task("submissions.tasks.task_rank_intervals", benchmark_id, q_options={"group": "boards"})
+
+
+# -- comparing two entries --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Entry a against entry b (the compare API and page): per metric the paired difference,
+    per dataset the point differences, and whether the replicates could be paired."""
+
+    a: Evaluation
+    b: Evaluation
+    metrics: dict[str, PairedDifference]
+    per_dataset: dict[str, dict[str, float | None]]
+    paired: bool
+    # Why there are no intervals, when `paired` is False ("" otherwise).
+    unpaired_reason: str
+    # metric key -> "a" | "b" | "tied" | None (no value or no interval)
+    verdicts: dict[str, str | None]
+    summary: str
+
+
+def compare_runs(benchmark: Benchmark, a: Evaluation, b: Evaluation) -> Comparison:
+    """Compare the runs two entries show: `a - b` on every metric of the benchmark, with the
+    paired bootstrap interval and two-sided p-value (`bootstrap.paired_difference`).
+
+    The replicates are paired only when both runs were resampled with the same weights (same
+    test-set version and the same B); otherwise, or for an imported row, the differences come
+    without intervals and `unpaired_reason` says why.
+    """
+    metrics = list(benchmark.metrics.all())
+    rows = {
+        row.evaluation_id: row
+        for row in RunReplicates.objects.filter(evaluation_id__in=[a.pk, b.pk]).only(
+            "evaluation_id", "test_set_checksum", "replicates", "metric_keys", "values"
+        )
+    }
+    row_a, row_b = rows.get(a.pk), rows.get(b.pk)
+    reason = _unpaired_reason(a, b, row_a, row_b)
+    values_a = replicate_values(row_a) if not reason else {}
+    values_b = replicate_values(row_b) if not reason else {}
+    differences: dict[str, PairedDifference] = {}
+    verdicts: dict[str, str | None] = {}
+    for metric in metrics:
+        point_a, point_b = _point(a, metric.key), _point(b, metric.key)
+        if reason or metric.key not in values_a or metric.key not in values_b:
+            difference = None if point_a is None or point_b is None else point_a - point_b
+            found = PairedDifference(difference, None, None)
+        else:
+            found = paired_difference(values_a[metric.key], values_b[metric.key], point_a, point_b)
+        differences[metric.key] = found
+        verdicts[metric.key] = _verdict(found, higher_is_better=metric.higher_is_better)
+    return Comparison(
+        a=a,
+        b=b,
+        metrics=differences,
+        per_dataset=_per_dataset_differences(a, b, [metric.key for metric in metrics]),
+        paired=not reason,
+        unpaired_reason=reason,
+        verdicts=verdicts,
+        summary=_summary(a, b, verdicts),
+    )
+
+
+def _point(run: Evaluation, key: str) -> float | None:
+    value = (run.metrics or {}).get(key)
+    return None if value is None else float(value)
+
+
+def _unpaired_reason(
+    a: Evaluation, b: Evaluation, row_a: RunReplicates | None, row_b: RunReplicates | None
+) -> str:
+    for run, row in ((a, row_a), (b, row_b)):
+        if row is None:
+            name = run.submission.model_name
+            if run.test_set_id is None:
+                return f"{name} is an imported result without per-sample data: no interval."
+            return f"{name} has no replicates yet, so its differences have no interval."
+    if row_a is None or row_b is None:  # for the type checker: returned above
+        return "no replicates"
+    if row_a.test_set_checksum != row_b.test_set_checksum:
+        return (
+            "The two entries were scored on different test-set versions, so their resamples "
+            "cannot be paired: no interval."
+        )
+    if row_a.replicates != row_b.replicates:
+        return (
+            f"The two entries' replicates differ in number ({row_a.replicates:,} and "
+            f"{row_b.replicates:,}), so they cannot be paired: no interval."
+        )
+    return ""
+
+
+def _verdict(found: PairedDifference, *, higher_is_better: bool) -> str | None:
+    """ "a" or "b" for the entry the interval shows better (0 outside it), "tied" when the
+    interval holds 0, None without an interval."""
+    if found.interval is None or found.difference is None:
+        return None
+    low, high = found.interval
+    if low > 0 or high < 0:
+        a_higher = low > 0
+        return "a" if a_higher == higher_is_better else "b"
+    return "tied"
+
+
+def _metric_count(count: int) -> str:
+    return f"{count} metric" + ("" if count == 1 else "s")
+
+
+def _summary(a: Evaluation, b: Evaluation, verdicts: Mapping[str, str | None]) -> str:
+    """One plain sentence: "A is better on 4 metrics; the test set cannot tell them apart on
+    6." (and B's share, and metrics without an interval, when there are any)."""
+    name_a, name_b = a.submission.model_name, b.submission.model_name
+    tally = {kind: sum(1 for v in verdicts.values() if v == kind) for kind in ("a", "b", "tied")}
+    missing = sum(1 for v in verdicts.values() if v is None)
+    parts = []
+    if tally["a"]:
+        parts.append(f"{name_a} is better on {_metric_count(tally['a'])}")
+    if tally["b"]:
+        parts.append(f"{name_b} is better on {_metric_count(tally['b'])}")
+    if tally["tied"]:
+        parts.append(f"the test set cannot tell them apart on {_metric_count(tally['tied'])}")
+    if missing:
+        parts.append(f"{_metric_count(missing)} have no interval to decide on")
+    if not parts:
+        return "There is nothing to compare."
+    sentence = "; ".join(parts)
+    return sentence[0].upper() + sentence[1:] + "."
+
+
+def _per_dataset_differences(
+    a: Evaluation, b: Evaluation, keys: Sequence[str]
+) -> dict[str, dict[str, float | None]]:
+    """metric key -> dataset -> a - b, over the datasets either run reports (aggregates: the
+    per-dataset breakdown is public). No intervals: the stored replicates are per metric."""
+    found_a = (a.result or {}).get("per_dataset") or {}
+    found_b = (b.result or {}).get("per_dataset") or {}
+    result: dict[str, dict[str, float | None]] = {}
+    for key in keys:
+        datasets_a, datasets_b = found_a.get(key) or {}, found_b.get(key) or {}
+        names = sorted(set(datasets_a) | set(datasets_b))
+        if not names:
+            continue
+        result[key] = {
+            name: (
+                None
+                if datasets_a.get(name) is None or datasets_b.get(name) is None
+                else float(datasets_a[name]) - float(datasets_b[name])
+            )
+            for name in names
+        }
+    return result
+
+
+def comparison_as_dict(comparison: Comparison) -> dict[str, Any]:
+    """The compare API's body (docs/api.md)."""
+    return {
+        "a": _side(comparison.a),
+        "b": _side(comparison.b),
+        "paired": comparison.paired,
+        "unpaired_reason": comparison.unpaired_reason,
+        "level": DEFAULT_LEVEL,
+        "metrics": {
+            key: {
+                "difference": found.difference,
+                "interval": None if found.interval is None else list(found.interval),
+                "p_value": found.p_value,
+                "better": comparison.verdicts[key],
+            }
+            for key, found in comparison.metrics.items()
+        },
+        "per_dataset": comparison.per_dataset,
+        "summary": comparison.summary,
+    }
+
+
+def _side(run: Evaluation) -> dict[str, Any]:
+    return {"submission_id": run.submission_id, "model": run.submission.model_name}
