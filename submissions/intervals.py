@@ -207,7 +207,8 @@ def copy_replicates(
 
 def compute_rank_intervals(benchmark: Benchmark, *, force: bool = False) -> int:
     """Each board row's 95% rank interval and its tier: the one writer of
-    `BoardEntry.rank_best`, `rank_worst` and `tier`. Runs in the background after a recompute
+    `BoardEntry.rank_best`, `rank_worst` and `tier` (and it stamps the board's `computed_at`
+    again, which keys the cached pages and ETags). Runs in the background after a recompute
     (`task_rank_intervals`); returns the number of rows written.
 
     The benchmark's ranking (`rank_entries`' rules, its policy and scope) is recomputed on
@@ -285,16 +286,22 @@ def compute_rank_intervals(benchmark: Benchmark, *, force: bool = False) -> int:
         )
         if current != {record.pk: record.computed_at for record in records}:
             return 0  # recomputed meanwhile
+        # A new `computed_at` for the whole board, as a recompute writes it: the cached pages
+        # and the API's ETags are keyed by it, so they show the rank intervals at once.
+        now = timezone.now()
         rows = [
             BoardEntry(
                 pk=record.pk,
                 rank_best=None if places[record.pk] is None else places[record.pk][0],
                 rank_worst=None if places[record.pk] is None else places[record.pk][1],
                 tier=tier_of[record.pk],
+                computed_at=now,
             )
             for record in records
         ]
-        BoardEntry.objects.bulk_update(rows, ["rank_best", "rank_worst", "tier"], batch_size=1000)
+        BoardEntry.objects.bulk_update(
+            rows, ["rank_best", "rank_worst", "tier", "computed_at"], batch_size=1000
+        )
     return len(rows)
 
 
