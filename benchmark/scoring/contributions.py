@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import io
 import json
+import zipfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Protocol
@@ -472,6 +473,6 @@ def from_bytes(data: bytes) -> Contributions:
                     array = archive[f"{name}/{field_name}"]
                     values[field_name] = int(array) if array.ndim == 0 else array
                 metrics[name] = kind(**values)
-    except (OSError, KeyError, json.JSONDecodeError, UnicodeDecodeError) as error:
+    except (OSError, EOFError, KeyError, TypeError, ValueError, zipfile.BadZipFile) as error:
         raise ValueError(f"not stored contributions: {error}") from None
     return Contributions(int(header["n_samples"]), metrics)

@@ -17,6 +17,9 @@ from submissions.demo import published_results
 from tests.benchmark.factories import BenchmarkFactory, small_ground_truth, write_ground_truth
 from tests.processes import stop_process_group
 
+# Entries with intervals (issue 12), for every test here.
+from tests.submissions.intervals_data import interval_benchmark, scored_entry  # noqa: F401
+
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
 

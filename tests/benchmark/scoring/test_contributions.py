@@ -402,3 +402,28 @@ def test_only_leaderboard_metrics_can_be_added():
 def test_automatic_and_judge_metrics_are_all_recorded(demo_scored):
     _, contributions = demo_scored["perfect"]
     assert set(contributions.metrics) == set(AUTOMATIC_METRICS) | set(JUDGE_METRICS)
+
+
+@pytest.mark.parametrize("kind", PREDICTION_KINDS)
+def test_stored_contributions_give_the_same_values_bit_for_bit(demo, demo_scored, kind):
+    from benchmark.scoring.contributions import from_bytes, to_bytes
+
+    _, test_set, _ = demo
+    _, contributions = demo_scored[kind]
+    restored = from_bytes(to_bytes(contributions))
+    assert restored.n_samples == contributions.n_samples
+    assert list(restored.metrics) == list(contributions.metrics)
+    weights = np.random.default_rng(7).poisson(1.0, size=(20, len(test_set))).astype(np.int64)
+    weights[0] = 1
+    before, after = metric_values(contributions, weights), metric_values(restored, weights)
+    for name in METRIC_NAMES:
+        assert before[name].tobytes() == after[name].tobytes(), name
+
+
+def test_anything_but_stored_contributions_is_refused():
+    from benchmark.scoring.contributions import from_bytes, to_bytes
+
+    with pytest.raises(ValueError, match="not stored contributions"):
+        from_bytes(b"not an archive")
+    stored = to_bytes(Contributions(3, {NAP_ACC: PooledMean.build([0, 2], [1.0, 0.0])}))
+    assert from_bytes(stored).metrics[NAP_ACC].compute(identity_weights(3)).tolist() == [0.5]
