@@ -22,6 +22,7 @@ from core import audit
 from core.exceptions import InvalidTransition
 
 from .enums import EvaluationStatus
+from .evaluation_status import set_evaluation_status
 from .intervals import add_metric_replicates, copy_replicates
 from .models import Evaluation
 
@@ -82,9 +83,6 @@ def publish_judge_metrics(
         evaluation.save(update_fields=["metrics", "result"])
         if contributions and test_set is not None:
             add_metric_replicates(evaluation, test_set, contributions)
-        # Imported here: services imports this module (for notify_scored).
-        from .services import set_evaluation_status
-
         return set_evaluation_status(
             evaluation, EvaluationStatus.COMPLETE, actor=actor, note=note or "judge finished"
         )

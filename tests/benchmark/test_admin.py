@@ -25,6 +25,7 @@ BENCHMARK_FIELDS = [
     "daily_submission_limit",
     "max_upload_mb",
     "max_prediction_chars",
+    "bootstrap_replicates",
     "judge_rubric",
     "judge_settings",
     "judge_auto_start",

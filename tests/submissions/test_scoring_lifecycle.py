@@ -32,7 +32,7 @@ def dead_local_worker() -> str:
     """The worker id of a process on this host that has exited."""
     child = subprocess.Popen([sys.executable, "-c", "pass"])
     child.wait()
-    return f"{services.worker_id().rpartition(':')[0]}:{child.pid}"
+    return f"{workers.worker_id().rpartition(':')[0]}:{child.pid}"
 
 
 @pytest.fixture
@@ -77,7 +77,7 @@ def test_the_claim_records_this_worker_and_a_heartbeat(run):
     services.score_evaluation(run)
     run.refresh_from_db()
     assert run.status == EvaluationStatus.SCORED
-    assert run.worker == services.worker_id()
+    assert run.worker == workers.worker_id()
     assert before <= run.heartbeat_at <= run.scored_at
     assert run.attempts == 1
 
@@ -114,7 +114,7 @@ def test_a_run_whose_worker_died_is_taken_over_once(run, holder):
     assert (run.status, run.attempts, run.worker) == (
         EvaluationStatus.SCORED,
         2,
-        services.worker_id(),
+        workers.worker_id(),
     )
     assert actions(run)[-3:] == [
         ("submissions.evaluation.queued", "picked up again: its worker stopped"),
@@ -165,7 +165,7 @@ def test_the_reaper_requeues_at_once_a_run_whose_local_worker_is_gone(run):
 @pytest.mark.django_db
 @pytest.mark.parametrize("worker", [ELSEWHERE, "this process"])
 def test_the_reaper_leaves_live_workers_alone(run, worker):
-    hold(run, worker=services.worker_id() if worker == "this process" else worker, beat_age=1)
+    hold(run, worker=workers.worker_id() if worker == "this process" else worker, beat_age=1)
     assert services.reap_stale_evaluations() == 0
     run.refresh_from_db()
     assert run.status == EvaluationStatus.SCORING

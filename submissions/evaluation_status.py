@@ -1,0 +1,66 @@
+"""The evaluation state machine: `set_evaluation_status` is the one writer of
+`Evaluation.status` (re-exported by `submissions.services`, where the other apps find it)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.utils import timezone
+
+from core import audit
+from core.exceptions import InvalidTransition
+from core.workers import worker_id
+
+from .boards import schedule_board_refresh
+from .enums import STATUS_TIMESTAMP_FIELD, EvaluationStatus
+from .models import Evaluation
+from .notifications import evaluation_failed_on_commit
+
+
+def set_evaluation_status(
+    evaluation: Evaluation,
+    new: EvaluationStatus,
+    *,
+    actor: Any = None,
+    error_code: str = "",
+    error_message: str = "",
+    note: str = "",
+) -> Evaluation:
+    """Move `evaluation` to `new`: the one writer of `Evaluation.status`.
+
+    Refuses a move the transition map does not allow (`InvalidTransition`), stamps the new
+    state's time, records the failure code and message for `failed` and this worker and a first
+    heartbeat for `scoring`, saves only those fields
+    and writes an audit row. When a published entry's run gains, changes or loses its scores
+    (a move into or out of scored / judging / complete), its benchmark's board is recomputed
+    once the transaction commits. Call it inside the caller's transaction.
+    """
+    current = evaluation.state
+    if new not in current.allowed_next:
+        raise InvalidTransition(f"An evaluation cannot go from {current.label} to {new.label}.")
+    if new == EvaluationStatus.FAILED and not error_code:
+        raise ValueError("a failed evaluation needs an error code")
+    evaluation.status = new
+    fields = ["status"]
+    stamp = STATUS_TIMESTAMP_FIELD[new]
+    setattr(evaluation, stamp, timezone.now())
+    fields.append(stamp)
+    if new == EvaluationStatus.FAILED:
+        evaluation.error_code, evaluation.error_message = error_code, error_message
+        fields += ["error_code", "error_message"]
+        evaluation_failed_on_commit(evaluation)  # the submitter is told once this commits
+    if new == EvaluationStatus.SCORING:  # this process now holds the run (score_evaluation)
+        evaluation.worker, evaluation.heartbeat_at = worker_id(), getattr(evaluation, stamp)
+        fields += ["worker", "heartbeat_at"]
+    evaluation.save(update_fields=fields)
+    audit.record(
+        f"submissions.evaluation.{new.value}",
+        actor=actor,
+        target=evaluation,
+        **{"from": current.value, "to": new.value, "note": note or error_message},
+    )
+    if current.has_scores or new.has_scores:
+        submission = evaluation.submission
+        if submission.publish:
+            schedule_board_refresh(submission.benchmark_id)
+    return evaluation
