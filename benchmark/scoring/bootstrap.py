@@ -7,7 +7,8 @@ method, its assumptions and its limits are in docs/statistics.md; in short:
   (n_samples,), int64: the number of times the sample's video was drawn. Samples that share a
   video are resampled together, because MedVidBench asks several questions about one clip and
   those answers are not independent (Miller, 2024). A batch is a C-contiguous (B, n_samples)
-  array; the identity replicate (all ones) reproduces the published metric.
+  array; the identity replicate (all ones, `contributions.identity_weights`) reproduces the
+  published metric.
 - The weights depend only on the cluster keys and a seed, and the seed is the test set's
   checksum: every entry scored on one test-set version is resampled with the same weights, so
   the replicate values of any two entries are paired by construction, and a paired difference
@@ -76,11 +77,6 @@ def seed_integer(seed: bytes | str) -> int:
     """
     data = seed.encode("utf-8") if isinstance(seed, str) else bytes(seed)
     return int.from_bytes(hashlib.sha256(data).digest(), "big")
-
-
-def identity_weights(samples: int) -> np.ndarray:
-    """The identity replicate: every sample once. Metrics under it are the published ones."""
-    return np.ones(samples, dtype=np.int64)
 
 
 def replicate_weights(

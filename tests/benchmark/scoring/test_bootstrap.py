@@ -11,7 +11,6 @@ from hypothesis import strategies as st
 from benchmark.scoring.bootstrap import (
     PairedDifference,
     RankInterval,
-    identity_weights,
     order_statistic_index,
     paired_difference,
     percentile_interval,
@@ -72,8 +71,6 @@ def test_the_batch_has_the_interface_shape_and_type():
     assert weights.dtype == np.int64
     assert weights.flags.c_contiguous
     assert (weights >= 0).all()
-    assert identity_weights(4).tolist() == [1, 1, 1, 1]
-    assert identity_weights(4).dtype == np.int64
 
 
 def test_a_replicate_does_not_depend_on_how_many_are_drawn():
