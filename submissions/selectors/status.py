@@ -15,7 +15,7 @@ from ..enums import (
     BoardKind,
     EvaluationStatus,
 )
-from ..models import BoardEntry, Evaluation, Submission
+from ..models import BoardEntry, Evaluation, RunReplicates, Submission
 from .entries import (
     latest_evaluation,
     metric_specs,
@@ -94,6 +94,9 @@ class MetricLine:
     css: str  # "pending", "missing" or ""
     scored: int | None
     total: int | None
+    # The 95% bootstrap interval as the value is shown ("0.512 to 0.604" with an en dash), or "" (none: pending,
+    # an imported result, replicates not computed; docs/statistics.md).
+    interval: str = ""
 
 
 @dataclass(frozen=True)
@@ -207,6 +210,11 @@ def _progress(evaluation: Evaluation) -> list[Step]:
 def _metric_lines(evaluation: Evaluation, metrics: list[Metric]) -> list[MetricLine]:
     counts = (evaluation.result or {}).get("counts", {})
     pending = evaluation.state in STATES_JUDGE_PENDING
+    intervals = (
+        RunReplicates.objects.filter(evaluation=evaluation)
+        .values_list("intervals", flat=True)
+        .first()
+    ) or {}
     lines = []
     for metric in metrics:
         value = metric_value(evaluation.metrics.get(metric.key))
@@ -218,9 +226,23 @@ def _metric_lines(evaluation: Evaluation, metrics: list[Metric]) -> list[MetricL
         else:
             text, css = "—", "missing"
         lines.append(
-            MetricLine(metric.key, metric.label, text, css, count.get("scored"), count.get("total"))
+            MetricLine(
+                metric.key,
+                metric.label,
+                text,
+                css,
+                count.get("scored"),
+                count.get("total"),
+                _interval_text(intervals.get(metric.key), metric.display_decimals),
+            )
         )
     return lines
+
+
+def _interval_text(interval: list[float] | None, decimals: int) -> str:
+    if value := interval:
+        return f"{value[0]:.{decimals}f}\u2013{value[1]:.{decimals}f}"
+    return ""
 
 
 def _per_dataset(result: dict[str, Any], metrics: list[Metric]) -> DatasetBreakdown | None:

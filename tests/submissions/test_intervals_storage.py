@@ -20,6 +20,7 @@ from submissions.demo import published_results
 from submissions.judge_step import copy_for_rejudge
 from submissions.models import BoardEntry, RunReplicates
 from submissions.services import import_published_result
+from tests.accounts.factories import UserFactory
 from tests.benchmark.factories import write_ground_truth
 from tests.submissions.intervals_data import REPLICATES, interval_records
 
@@ -231,3 +232,22 @@ def test_compute_intervals_recomputes_older_runs_and_a_new_number_of_replicates(
     first = intervals.replicate_values(again)["NAP_acc"][:REPLICATES]
     assert first.tobytes() == intervals.replicate_values(original)["NAP_acc"].tobytes()
     assert not BoardEntry.objects.filter(rank_best__isnull=True).exists()
+
+
+def test_the_owners_status_page_shows_each_metrics_interval_and_the_rank_interval(
+    interval_benchmark, scored_entry, client
+):
+    owner = UserFactory()
+    run = scored_entry("Mine", "noisy", 1, owner=owner)
+    scored_entry("Other", "prose", 2)
+    intervals.compute_rank_intervals(interval_benchmark)
+    client.force_login(owner)
+
+    page = client.get(f"/submissions/{run.submission_id}/").content.decode()
+
+    low, high = RunReplicates.objects.get(evaluation=run).intervals["NAP_acc"]
+    decimals = interval_benchmark.metrics.get(key="NAP_acc").display_decimals
+    assert f"{low:.{decimals}f}\u2013{high:.{decimals}f}" in page
+    entry = BoardEntry.objects.get(submission_id=run.submission_id)
+    assert f"(95% interval {entry.rank_best}\u2013{entry.rank_worst})" in page
+    assert "resampled 200 times" in page
