@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
@@ -150,6 +150,8 @@ class JudgePanel:
     - "not_applicable": no panel (no judge metrics, an imported run without a test set, a run
       not scored yet or failed);
     - "unavailable": the run waits for the judge but it cannot run (`reason` says why);
+    - "starting": the run was scored a moment ago and the benchmark starts the judge by itself
+      (the scored hook is about to queue it): the page keeps watching;
     - "can_start": the run waits for the judge and the viewer may start it;
     - "waiting": the run waits for the judge and the viewer may not start it;
     - "running": a job is queued or running (`progress`; an unreachable judge is said there);
@@ -240,6 +242,8 @@ def judge_panel(evaluation: Evaluation | None, viewer: Any) -> JudgePanel | None
             last_job_status=last_status,
         )
     allowed = can_start_judge(viewer, submission)
+    if latest is None and benchmark.judge_auto_start and _just_scored(evaluation):
+        return JudgePanel("starting", submission.pk, polling=True)
     if latest is not None and latest.status == JobStatus.FAILED:
         return JudgePanel(
             "failed",
@@ -255,6 +259,17 @@ def judge_panel(evaluation: Evaluation | None, viewer: Any) -> JudgePanel | None
         last_job_status=last_status,
         can_start=allowed,
     )
+
+
+# How long after scoring a run with no judge job yet is taken to be waiting for the automatic
+# start (`start_judge_if_automatic` runs on the scored commit, in the same worker, so it takes
+# well under a second); after that the panel offers the start button again.
+AUTO_START_GRACE = timedelta(seconds=60)
+
+
+def _just_scored(evaluation: Evaluation) -> bool:
+    scored_at = evaluation.scored_at
+    return scored_at is not None and timezone.now() - scored_at < AUTO_START_GRACE
 
 
 def _metric_counts(job: JudgeJob) -> tuple[MetricCount, ...]:

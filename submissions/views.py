@@ -165,9 +165,10 @@ def submission_detail(request: HttpRequest, pk: int) -> HttpResponse:
 
 @login_required
 def submission_status(request: HttpRequest, pk: int) -> HttpResponse:
-    """The status fragment the detail page polls (htmx) while the run is in progress."""
+    """The live region the detail page polls (htmx) while the run or its judge is in
+    progress: the status and the judge panel together (`_live.html`)."""
     status = selectors.submission_status(_visible_submission(request, pk), viewer=request.user)
-    return render(request, "submissions/_status.html", {"status": status})
+    return render(request, "submissions/_live.html", {"status": status})
 
 
 def _visible_benchmark(request: HttpRequest, slug: str) -> Benchmark:

@@ -24,6 +24,14 @@ def judge_panel(evaluation: Evaluation | None, viewer: Any) -> dict[str, Any]:
     return {"panel": selectors.judge_panel(evaluation, viewer)}
 
 
+@register.simple_tag
+def judge_panel_state(evaluation: Evaluation | None, viewer: Any) -> Any:
+    """`{% judge_panel_state evaluation request.user as panel %}`: the panel's state for a page
+    that renders `judging/_panel.html` inside its own live region (the status page's), which
+    polls when `panel.polling` says so."""
+    return selectors.judge_panel(evaluation, viewer)
+
+
 @register.filter
 def thousands(value: int | None) -> str:
     """12345 -> "12,345" (django.contrib.humanize is not installed for one filter)."""

@@ -7,6 +7,7 @@ from decimal import Decimal
 
 import pytest
 from django.contrib.auth.models import Permission
+from django.utils import timezone
 from django.utils.html import escape
 from django_q.models import OrmQ
 
@@ -308,12 +309,17 @@ def test_before_scoring_the_panel_only_polls(client, submitter, judged_benchmark
 
     content = page(client, submission)
 
+    # One live region polls for the run and its judge (the panel inside it does not poll).
     assert (
-        f'<section id="judge" class="judge-panel judge-not_applicable" aria-live="polite" '
-        f'hx-get="/submissions/{submission.pk}/judge/" hx-trigger="every 5s" '
-        f'hx-swap="outerHTML">\n\n</section>'
+        f'<div id="live" class="live" aria-live="polite" '
+        f'hx-get="/submissions/{submission.pk}/status/" hx-trigger="every 2s" '
+        f'hx-swap="outerHTML">'
     ) in content
+    assert '<section id="judge" class="judge-panel judge-not_applicable">\n\n</section>' in content
     assert "LLM judge <span" not in content
+    # The panel's own fragment, for a page that shows it alone, still polls itself.
+    alone = panel(client, submission)
+    assert f'hx-get="/submissions/{submission.pk}/judge/" hx-trigger="every 5s"' in alone
 
 
 def test_an_imported_run_without_a_test_set_has_no_panel(client, submitter, judged_benchmark):
@@ -350,11 +356,10 @@ def test_starting_creates_a_job_and_moves_the_run_to_judging(
     content = response.content.decode()
     assert "The LLM judge is queued; this page shows its progress" in content
     assert f"0 of {ITEMS} judged, 0 failed" in content
-    assert f'hx-get="/submissions/{scored_run.submission.pk}/judge/" hx-trigger="every 2s"' in (
+    # The page's one live region polls while the run is being judged.
+    assert f'hx-get="/submissions/{scored_run.submission.pk}/status/" hx-trigger="every 2s"' in (
         content
     )
-    # The status fragment polls too while the run is being judged.
-    assert f'hx-get="/submissions/{scored_run.submission.pk}/status/"' in content
 
 
 def test_a_refused_start_is_a_message_and_changes_nothing(owner_client, scored_run):
@@ -473,3 +478,42 @@ def test_a_refused_rerun_leaves_no_new_run(client, scored_run):
 
     assert '<li class="error">No LLM judge endpoint is configured' in response.content.decode()
     assert list(Evaluation.objects.values_list("pk", flat=True)) == [scored_run.pk]
+
+
+def test_the_live_region_carries_the_run_from_scored_to_complete_in_one_response(
+    client, submitter, scored_run, standin
+):
+    """Issue 13: the status at the top, the metrics, the steps and the judge panel come in one
+    fragment, so a poll never shows the judge done above a stale "judge pending"."""
+    client.force_login(submitter)
+    services.run_job(services.start_judge(scored_run, enqueue=False).pk)
+
+    fragment = client.get(f"/submissions/{scored_run.submission.pk}/status/").content.decode()
+
+    assert '<div id="live" class="live" aria-live="polite">' in fragment
+    assert 'class="state state-complete">Complete</span>' in fragment
+    assert "Judged by <code>standin-judge</code>" in fragment
+    assert "pending" not in fragment.split('id="judge"', 1)[0].split("<h3>Metrics</h3>", 1)[1]
+    assert "hx-trigger" not in fragment  # complete: the region stops polling
+
+
+def test_a_run_just_scored_waits_for_the_automatic_judge_and_keeps_watching(
+    client, submitter, scored_run
+):
+    benchmark = scored_run.submission.benchmark
+    benchmark.judge_auto_start = True
+    benchmark.save(update_fields=["judge_auto_start"])
+    client.force_login(submitter)
+
+    content = page(client, scored_run.submission)
+
+    assert "The judge starts by itself in a moment" in content
+    assert "Start the judge</button>" not in content
+    assert f'hx-get="/submissions/{scored_run.submission.pk}/status/"' in content
+    # Long after scoring without a job, the automatic start did not happen: offer the button.
+    Evaluation.objects.filter(pk=scored_run.pk).update(
+        scored_at=timezone.now() - timedelta(minutes=5)
+    )
+    content = page(client, scored_run.submission)
+    assert "Start the judge</button>" in content
+    assert "hx-trigger" not in content
