@@ -2,7 +2,7 @@
 a token authenticating the API, and the read-only admin."""
 
 import re
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from django.db import connection
@@ -67,7 +67,11 @@ def test_without_tokens_the_page_says_so(signed_in):
 
 
 def test_creating_shows_the_raw_token_once_and_stores_only_its_hash(signed_in, user):
-    response = signed_in.post(URL, {"name": "  nightly eval script  "})
+    created = signed_in.post(URL, {"name": "  nightly eval script  "})
+    # Answered with a redirect: a refresh of the page that follows creates nothing.
+    assert (created.status_code, created["Location"]) == (302, URL)
+    assert RAW_TOKEN.findall(created.content.decode()) == []
+    response = signed_in.get(URL)
 
     assert response.status_code == 200
     content = response.content.decode()
@@ -192,7 +196,9 @@ def test_the_list_costs_the_same_queries_for_one_token_and_three(signed_in, user
 
 
 def test_a_new_token_authenticates_the_api_and_records_its_use(signed_in, client, user):
-    raw = RAW_TOKEN.findall(signed_in.post(URL, {"name": "script"}).content.decode())[0]
+    raw = RAW_TOKEN.findall(signed_in.post(URL, {"name": "script"}, follow=True).content.decode())[
+        0
+    ]
     client.logout()  # the token alone, not the session
 
     response = client.get(reverse("api:submission-list"), HTTP_AUTHORIZATION=f"Bearer {raw}")
@@ -243,3 +249,27 @@ def test_the_admin_lists_tokens_read_only(client, user):
     assert token.key_hash not in change.content.decode()
     assert 'name="_save"' not in change.content.decode()
     assert add.status_code == 403
+
+
+def test_refreshing_after_creating_creates_no_second_token_and_shows_nothing_again(signed_in, user):
+    signed_in.post(URL, {"name": "laptop"}, follow=True)
+    again = signed_in.get(URL).content.decode()
+
+    assert ApiToken.objects.count() == 1
+    assert RAW_TOKEN.findall(again) == []
+    assert SHOWN_ONCE not in again
+
+
+def test_the_raw_token_travels_encrypted_and_a_stale_one_is_never_shown(signed_in, user):
+    from accounts.views import NEW_TOKEN_SESSION_KEY
+
+    signed_in.post(URL, {"name": "laptop"})
+    carried = signed_in.session[NEW_TOKEN_SESSION_KEY]
+    token = ApiToken.objects.get()
+    assert token.prefix not in carried["value"]  # Fernet ciphertext, not the token
+    ApiToken.objects.filter(pk=token.pk).update(created_at=token.created_at - timedelta(hours=1))
+
+    content = signed_in.get(URL).content.decode()
+
+    assert RAW_TOKEN.findall(content) == []
+    assert NEW_TOKEN_SESSION_KEY not in signed_in.session

@@ -38,7 +38,7 @@ def test_a_script_submits_by_token_and_finds_its_entry_in_both_exports(
 ):
     user = UserFactory()
     client.force_login(user)
-    page = client.post(reverse("accounts:tokens"), {"name": "gpu box"})
+    page = client.post(reverse("accounts:tokens"), {"name": "gpu box"}, follow=True)
     raw = TOKEN.search(page.content.decode()).group(0)
     api = APIClient()
     api.credentials(HTTP_AUTHORIZATION=f"Bearer {raw}")
