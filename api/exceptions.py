@@ -14,6 +14,7 @@ from rest_framework.views import exception_handler as drf_exception_handler
 
 from core.exceptions import (
     DomainError,
+    DuplicatePredictions,
     InvalidName,
     InvalidPredictions,
     InvalidTransition,
@@ -24,6 +25,7 @@ from core.exceptions import (
 STATUS = {
     InvalidPredictions: (status.HTTP_400_BAD_REQUEST, "invalid_predictions"),
     QuotaExceeded: (status.HTTP_429_TOO_MANY_REQUESTS, "quota_exceeded"),
+    DuplicatePredictions: (status.HTTP_409_CONFLICT, "duplicate_predictions"),
     InvalidTransition: (status.HTTP_409_CONFLICT, "invalid_state"),
     JudgeUnavailable: (status.HTTP_503_SERVICE_UNAVAILABLE, "judge_unavailable"),
 }

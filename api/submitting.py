@@ -210,6 +210,12 @@ class SubmissionSerializer(serializers.Serializer):
     created_at = serializers.DateTimeField()
     evaluation = EvaluationSerializer(allow_null=True)
     judge = JudgeSerializer(allow_null=True)
+    duplicate_of = serializers.ListField(
+        child=serializers.IntegerField(),
+        help_text="Your earlier entries on this benchmark with a byte-identical file (it "
+        "scores the same); a copy of another account's published file is refused (409, "
+        "`duplicate_predictions`).",
+    )
 
 
 class SubmissionSummarySerializer(serializers.Serializer):
@@ -296,6 +302,7 @@ def _submission(request: Request, submission: Submission) -> dict[str, Any]:
         "created_at": submission.created_at,
         "evaluation": _evaluation(evaluation),
         "judge": _judge(evaluation, request.user),
+        "duplicate_of": [earlier.pk for earlier in selectors.own_duplicates(submission)],
     }
 
 

@@ -10,7 +10,7 @@ own), runs `load_demo` with the stand-in model's URL, and starts what scripts/ru
 each in its own process: the stand-in judge (latency as in the Makefile), the stand-in model
 (`manage.py standin_model`) and a worker (`manage.py qcluster`). Once the worker has judged the
 demo entries, it walks the path a maintainer walks, through the same services the admin calls:
-upload `predictions_noisy.json` under a new name (scored and judged by the worker), nominate,
+upload `predictions_new.json` under a new name (scored and judged by the worker), nominate,
 record the contact and the access, register the stand-in model, start the re-run and wait for
 the worker to finish it (answers, scoring, the judge of its captions, the report), verify from
 the report, and read the entry's rank on the Official board.
@@ -121,7 +121,7 @@ def run(folder: Path, env: dict[str, str], args: argparse.Namespace) -> None:
     from django.contrib.auth import get_user_model
     from django.core.management import call_command
 
-    from benchmark.demo_testset import DEMO_FILENAMES, write_demo_files
+    from benchmark.demo_testset import DEMO_FILENAMES, NEW_MODEL, write_demo_files
     from benchmark.services import ensure_medvidbench
     from judging.models import JudgeJob
     from submissions.demo import load_demo
@@ -209,7 +209,7 @@ def run(folder: Path, env: dict[str, str], args: argparse.Namespace) -> None:
             benchmark,
             owner=submitter,
             details=SubmissionDetails(model_name="Bench demo upload", institution="bench"),
-            predictions=(demo_dir / DEMO_FILENAMES["noisy"]).read_bytes(),
+            predictions=(demo_dir / DEMO_FILENAMES[NEW_MODEL]).read_bytes(),
         )
         run_ = Evaluation.objects.get(submission=submission)
 
@@ -236,7 +236,7 @@ def run(folder: Path, env: dict[str, str], args: argparse.Namespace) -> None:
             submission,
             actor=None,
             base_url=model_url,
-            model=demo.standin_model_name("noisy"),
+            model=demo.standin_model_name(NEW_MODEL),
             **{
                 **demo.DEMO_ENDPOINT_SETTINGS,
                 **({"concurrency": args.concurrency} if args.concurrency else {}),

@@ -64,6 +64,11 @@ class VerificationRefused(InvalidTransition):
     what is missing; `submissions.next_step` tells an interface where the next step is done."""
 
 
+class DuplicatePredictions(DomainError):
+    """A predictions file byte-identical to one another account published on the benchmark:
+    an entry is the submitter's own model's predictions (issue 13)."""
+
+
 class InvalidName(DomainError):
     """A display name (a model's, a team's, an institution's, the authors) that cannot be
     stored: an invisible, control or bidi character, too long once normalised, or one that

@@ -96,6 +96,8 @@ class Submission(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
+        # Duplicate files are found by checksum per benchmark (`services.create_submission`).
+        indexes = [models.Index(fields=["benchmark", "predictions_sha256"])]
         permissions = [
             ("verify_submission", "Can move entries through verification (maintainers)"),
             ("rerun_evaluation", "Can rerun the scoring of any submission (maintainers)"),

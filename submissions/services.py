@@ -28,6 +28,7 @@ from benchmark.selectors import active_testset, load_scoring_testset
 from core import audit
 from core.exceptions import (
     DomainError,
+    DuplicatePredictions,
     InvalidName,
     InvalidPredictions,
     QuotaExceeded,
@@ -199,6 +200,8 @@ def create_submission(
     """
     details = replace(details, **clean_names(vars(details)))
     validate_predictions(benchmark, predictions)
+    checksum = hashlib.sha256(predictions).hexdigest()
+    refuse_published_copy(benchmark, owner, checksum)
     test_set = active_testset(benchmark)
     relative = Path("predictions") / benchmark.slug / f"{uuid.uuid4().hex}.json"
     _write_private_file(relative, predictions)
@@ -220,7 +223,7 @@ def create_submission(
                 source=SubmissionSource.UPLOAD,
                 model_name_skeleton=confusable_key(details.model_name),
                 predictions_file=str(relative),
-                predictions_sha256=hashlib.sha256(predictions).hexdigest(),
+                predictions_sha256=checksum,
                 predictions_size=len(predictions),
                 **vars(details),
             )
@@ -232,6 +235,26 @@ def create_submission(
             raise _name_taken(benchmark, details.model_name) from None
         raise
     return submission
+
+
+def refuse_published_copy(benchmark: Benchmark, owner: Any, checksum: str) -> None:
+    """`DuplicatePredictions` when another account published a byte-identical file on this
+    benchmark: an entry is its submitter's own model's predictions. Only published entries
+    count (refusing because of someone's evaluate-only entry would tell that it exists); the
+    owner's own earlier files are accepted and flagged (`selectors.own_duplicates`)."""
+    copy = (
+        Submission.objects.filter(benchmark=benchmark, predictions_sha256=checksum, publish=True)
+        .exclude(owner=owner)
+        .order_by("created_at")
+        .first()
+    )
+    if copy is not None:
+        raise DuplicatePredictions(
+            f"This file is byte for byte the predictions of “{copy.model_name}”, an entry "
+            f"another account published on {benchmark.name}. Submit your own model's "
+            f"predictions; if “{copy.model_name}” is your model, ask the maintainers to move "
+            "that entry to this account. Nothing was stored and your quota is untouched."
+        )
 
 
 def _name_taken(benchmark: Benchmark, model_name: str) -> DomainError:

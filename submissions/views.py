@@ -16,7 +16,7 @@ from django.views.decorators.http import require_POST
 
 from benchmark.models import Benchmark, Metric
 from benchmark.selectors import active_testset, benchmark_by_slug, public_benchmarks
-from core.exceptions import DomainError, InvalidName, InvalidPredictions
+from core.exceptions import DomainError, DuplicatePredictions, InvalidName, InvalidPredictions
 
 from . import notifications, selectors, services, verification
 from .enums import BoardKind
@@ -114,12 +114,20 @@ def submit(request: HttpRequest, slug: str) -> HttpResponse:
             )
         except InvalidPredictions as error:
             form.add_error("predictions", error.messages)
+        except DuplicatePredictions as error:
+            form.add_error("predictions", str(error))
         except InvalidName as error:  # a look-alike published meanwhile
             form.add_error(error.field or None, str(error))
         except DomainError as error:  # the quota, submissions closed
             form.add_error(None, str(error))
         else:
             messages.success(request, "Your file passed the checks and is queued for scoring.")
+            if earlier := selectors.own_duplicates(submission):
+                messages.warning(
+                    request,
+                    f"It is byte for byte the file of your entry “{earlier[-1].model_name}”: "
+                    "it will score the same.",
+                )
             return redirect(submission)
     context = {
         "benchmark": benchmark,

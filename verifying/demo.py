@@ -6,7 +6,8 @@ the Community board to the Official one through a real re-run on a fresh machine
 The stand-in model (`verifying.standin.StandinModel`) is NOT a real model: it plays back the
 demo's predictions files. The model `standin-noisy` answers each test question (known by its
 text and the frames sent with it, `request_key`) with that question's prediction in
-`predictions_noisy.json`, and likewise `standin-perfect` and `standin-prose`; so the re-run of
+`predictions_noisy.json`, and likewise `standin-perfect`, `standin-prose` and `standin-new` (the
+file no demo entry has, `predictions_new.json`, which a visitor uploads); so the re-run of
 an entry uploaded from the noisy or the prose file reproduces its self-reported numbers and the
 discrepancy report is within the tolerance. Like a real model it answers one request one way:
 where a file answers the same question on the same clip differently (`predictions_perfect.json`
@@ -29,7 +30,7 @@ from pathlib import Path
 from django.conf import settings
 
 from benchmark import scoring
-from benchmark.demo_testset import DEMO_FILENAMES, PREDICTION_KINDS
+from benchmark.demo_testset import DEMO_FILENAMES, NEW_MODEL, PREDICTION_KINDS
 from benchmark.demo_testset.frames import write_frames
 from benchmark.models import Benchmark
 from submissions.demo import DemoLoaded
@@ -75,7 +76,7 @@ def demo_answer_tables(demo_dir: Path, root: Path, max_frames: int) -> dict[str,
     """`answer_tables` for the demo files in `demo_dir`: `standin-<kind>` for each predictions
     file there (`FileNotFoundError` when there is none)."""
     test_set = scoring.load_ground_truth(demo_dir / DEMO_FILENAMES["ground_truth"])
-    files = {kind: demo_dir / DEMO_FILENAMES[kind] for kind in PREDICTION_KINDS}
+    files = {kind: demo_dir / DEMO_FILENAMES[kind] for kind in (*PREDICTION_KINDS, NEW_MODEL)}
     predictions = {
         standin_model_name(kind): path.read_bytes() for kind, path in files.items() if path.exists()
     }

@@ -77,6 +77,7 @@ __all__ = [
     "EGOSURGERY_ACTIONS",
     "LABELS_PATH",
     "MAX_FRAME_PATHS",
+    "NEW_MODEL",
     "NOISY",
     "PARAPHRASES",
     "PREDICTION_KINDS",
@@ -114,14 +115,20 @@ __all__ = [
     "write_demo_files",
 ]
 
+# A model no demo entry has (another seed of the noisy model): the file a visitor uploads to try
+# the flow. A demo entry's own file uploaded from another account is refused as a copy.
+NEW_MODEL = "new"
+
 DEMO_FILENAMES: dict[str, str] = {
     "ground_truth": "ground_truth.json",
     **{kind: f"predictions_{kind}.json" for kind in PREDICTION_KINDS},
+    NEW_MODEL: f"predictions_{NEW_MODEL}.json",
 }
 
 
 def write_demo_files(output_dir: Path, seed: int = 0) -> dict[str, Path]:
-    """Write the ground truth and the three submissions as JSON files into ``output_dir``.
+    """Write the ground truth, the three demo entries' submissions and a new model's
+    (``NEW_MODEL``, the file to try the flow with) as JSON files into ``output_dir``.
 
     Creates the directory if needed and overwrites the files named in ``DEMO_FILENAMES``;
     returns their paths under the same keys.
@@ -130,6 +137,7 @@ def write_demo_files(output_dir: Path, seed: int = 0) -> dict[str, Path]:
     records = generate_testset(seed)
     contents: dict[str, Any] = {"ground_truth": records}
     contents.update({kind: make_predictions(records, kind, seed) for kind in PREDICTION_KINDS})
+    contents[NEW_MODEL] = make_predictions(records, "noisy", seed + 1)
     paths = {}
     for name, content in contents.items():
         path = output_dir / DEMO_FILENAMES[name]

@@ -45,6 +45,7 @@ from .status import (
     TaskFormat,
     UnparsedAnswer,
     WouldBeRank,
+    own_duplicates,
     submission_status,
     would_be_rank,
 )
@@ -80,6 +81,7 @@ __all__ = [
     "metric_specs",
     "metric_value",
     "newest_scored_run",
+    "own_duplicates",
     "parse_board_sort",
     "published_lookalike",
     "ranking_entry",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from benchmark.enums import RankingScope
@@ -142,6 +142,8 @@ class SubmissionStatus:
     formats: list[TaskFormat]
     board_entry: BoardEntry | None
     would_be_rank: WouldBeRank | None
+    # The owner's earlier entries on this benchmark with a byte-identical file (issue 13).
+    duplicates: list[Submission] = field(default_factory=list)
 
     @property
     def has_scores(self) -> bool:
@@ -191,6 +193,22 @@ def submission_status(submission: Submission, *, viewer: Any) -> SubmissionStatu
         formats=_formats(result),
         board_entry=board_entry,
         would_be_rank=would_be_rank(submission, viewer=viewer),
+        duplicates=own_duplicates(submission),
+    )
+
+
+def own_duplicates(submission: Submission) -> list[Submission]:
+    """The same owner's earlier entries on the benchmark whose file is byte-identical to this
+    one's (by sha256): accepted, but the submitter is told it will score the same."""
+    if not submission.predictions_sha256 or submission.owner_id is None:
+        return []
+    return list(
+        Submission.objects.filter(
+            benchmark_id=submission.benchmark_id,
+            owner_id=submission.owner_id,
+            predictions_sha256=submission.predictions_sha256,
+            created_at__lt=submission.created_at,
+        ).order_by("created_at")
     )
 
 

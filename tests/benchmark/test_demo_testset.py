@@ -336,12 +336,20 @@ def test_unknown_prediction_kind_is_refused(records):
         make_predictions(records[:1], "random", seed=0)
 
 
-def test_write_demo_files_writes_four_small_json_files(tmp_path: Path):
+def test_write_demo_files_writes_five_small_json_files(tmp_path: Path):
     paths = write_demo_files(tmp_path / "demo", seed=0)
     assert sorted(p.name for p in paths.values()) == sorted(DEMO_FILENAMES.values())
+    assert len(paths) == 5
     for path in paths.values():
         assert len(json.loads(path.read_text(encoding="utf-8"))) == 6245
     assert paths["ground_truth"].stat().st_size < 15_000_000
+    # The new model's file (what a visitor uploads) is a model no demo entry has: the same
+    # questions, other answers than the noisy entry's.
+    new = json.loads(paths["new"].read_text(encoding="utf-8"))
+    noisy = json.loads(paths["noisy"].read_text(encoding="utf-8"))
+    assert [row["id"] for row in new] == [row["id"] for row in noisy]
+    differing = sum(a["prediction"] != b["prediction"] for a, b in zip(new, noisy, strict=True))
+    assert differing > 1000
 
 
 def test_make_demo_testset_command_is_idempotent_unless_forced(tmp_path: Path):

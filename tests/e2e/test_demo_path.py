@@ -3,10 +3,10 @@
 its own process, on loopback) registered for the demo entries, a real worker (`manage.py
 qcluster`) and the live server.
 
-A submitter signs up and uploads the demo's `predictions_noisy.json` under a new name. A
+A submitter signs up and uploads the demo's `predictions_new.json` under a new name. A
 maintainer nominates it, records the contact and the access in the admin, clicks "Verify" too
 early and follows the refusal's link to register the model's endpoint (the form has the entry
-picked, by name), points it at the stand-in's `standin-noisy`, starts the re-run, waits on the
+picked, by name), points it at the stand-in's `standin-new`, starts the re-run, waits on the
 job's page for the worker to finish it, reads the discrepancy report (within the tolerance),
 clicks "Verify this entry", and finds the entry on the Official board with the same global rank
 in the HTML page and in the API.
@@ -130,7 +130,7 @@ def test_a_new_maintainer_walks_the_demo_from_upload_to_the_official_board(
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     page.set_default_timeout(30_000)
     try:
-        upload(page, live_server, benchmark, demo / "predictions_noisy.json")
+        upload(page, live_server, benchmark, demo / "predictions_new.json")
         page.context.clear_cookies()
 
         page.goto(f"{admin}/login/?next=/admin/")
@@ -157,7 +157,7 @@ def test_a_new_maintainer_walks_the_demo_from_upload_to_the_official_board(
             f"{MODEL_NAME} — Podium E2E Lab · MedVidBench · Model access granted"
         )
         page.fill("#id_base_url", standin_model)
-        page.fill("#id_model", "standin-noisy")
+        page.fill("#id_model", "standin-new")
         page.locator("input[name=_save]").click()
         expect(page.locator("ul.messagelist .success")).to_be_visible()
 

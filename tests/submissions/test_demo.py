@@ -7,7 +7,7 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from accounts.roles import can_verify_entries
-from benchmark.demo_testset import DEMO_FILENAMES
+from benchmark.demo_testset import DEMO_FILENAMES, NEW_MODEL
 from benchmark.models import TestSet
 from benchmark.services import ensure_medvidbench, import_testset
 from core.models import AuditEvent
@@ -26,7 +26,8 @@ pytestmark = [pytest.mark.integration, pytest.mark.django_db]
 
 @pytest.fixture
 def demo_dir(tmp_path, records):
-    """The demo files, written small: the five-record test set and two answer sets."""
+    """The demo files, written small: the five-record test set, two answer sets and the new
+    model's (the noisy answers, written otherwise)."""
     folder = tmp_path / "demo"
     write_ground_truth(folder / DEMO_FILENAMES["ground_truth"], records)
     # Noisy: the reference answers; prose: nothing a parser reads.
@@ -48,6 +49,8 @@ def demo_dir(tmp_path, records):
             for record in records
         ]
         (folder / DEMO_FILENAMES[kind]).write_text(json.dumps(rows))
+        if kind == "noisy":  # the new model: the same answers in another file (other bytes)
+            (folder / DEMO_FILENAMES[NEW_MODEL]).write_text(json.dumps(rows, indent=1))
     return folder
 
 

@@ -2,7 +2,7 @@
 
 Runs the demo's stand-in model (verifying/demo.py) in the foreground: an OpenAI-compatible
 vision chat server that plays back the demo's predictions files, NOT a real model. It serves
-`standin-perfect`, `standin-noisy` and `standin-prose`; each answers a test question, known by
+`standin-perfect`, `standin-noisy`, `standin-prose` and `standin-new`; each answers a test question, known by
 its text and its frames (read from PODIUM_FRAMES_DIR, as a re-run sends them), with the
 prediction its file has for it. Start it after `load_demo` has written the frames. Ctrl-C or
 SIGTERM stops it cleanly (exit 0).
