@@ -31,7 +31,7 @@ from benchmark.selectors import active_testset
 from benchmark.services import ensure_medvidbench, import_testset
 from core.exceptions import DomainError
 
-from .models import Submission
+from .models import Evaluation, Submission
 from .services import (
     SubmissionDetails,
     create_submission,
@@ -198,7 +198,10 @@ def load_demo(
         )
         # The worker would do this; doing it here gives a living board without one. (The job
         # create_submission queued finds the run scored and leaves it alone.)
-        score_evaluation(submission.evaluations.get())
+        run = score_evaluation(submission.evaluations.get())
+        # Loaded by the demo, not asked for by the person: the account starts the day with its
+        # whole quota (issue 13).
+        Evaluation.objects.filter(pk=run.pk).update(requested_by=None)
         submitted += 1
 
     rows = recompute_board(benchmark)

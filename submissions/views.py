@@ -4,6 +4,8 @@ calls one service or selector and renders."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -11,6 +13,7 @@ from django.core.cache import cache
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
+from django.utils import timezone
 from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_POST
 
@@ -129,13 +132,28 @@ def submit(request: HttpRequest, slug: str) -> HttpResponse:
                     "it will score the same.",
                 )
             return redirect(submission)
+    left = services.evaluations_left_today(request.user, benchmark)
+    resets_at = services.quota_window_start() + timedelta(days=1)
     context = {
         "benchmark": benchmark,
         "tab": "submit",
         "form": form,
-        "evaluations_left": services.evaluations_left_today(request.user, benchmark),
+        "evaluations_left": left,
+        # At 0 the form is shown disabled with when it opens again (the service refuses too).
+        "quota_reached": left == 0 and benchmark.daily_submission_limit > 0,
+        "quota_resets_at": resets_at,
+        "quota_resets_in": _duration(resets_at - timezone.now()),
     }
     return render(request, "submissions/submit.html", context)
+
+
+def _duration(delta: timedelta) -> str:
+    """ "5 h 12 min", "12 min", "less than a minute"."""
+    minutes = int(delta.total_seconds() // 60)
+    if minutes < 1:
+        return "less than a minute"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes} min" if hours else f"{minutes} min"
 
 
 @login_required

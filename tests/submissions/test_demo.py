@@ -19,6 +19,7 @@ from submissions.demo import (
     DEMO_USERNAME,
 )
 from submissions.models import BoardEntry, Evaluation, Submission
+from submissions.services import evaluations_left_today
 from tests.benchmark.factories import small_ground_truth, write_ground_truth
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db]
@@ -82,7 +83,11 @@ def test_load_demo_builds_a_living_board_and_is_idempotent(
     ]
     demo_user = django_user_model.objects.get(username=DEMO_USERNAME)
     assert demo_user.check_password(DEMO_PASSWORD)
-    assert {run.status for run in Evaluation.objects.filter(requested_by=demo_user)} == {"scored"}
+    demo_runs = Evaluation.objects.filter(submission__owner=demo_user)
+    assert {run.status for run in demo_runs} == {"scored"}
+    # Loaded by the demo, not requested by the account: it starts with its whole quota.
+    assert {run.requested_by for run in demo_runs} == {None}
+    assert evaluations_left_today(demo_user, BoardEntry.objects.first().benchmark) == 5
     maintainer = django_user_model.objects.get(username=DEMO_MAINTAINER_USERNAME)
     assert maintainer.check_password(DEMO_MAINTAINER_PASSWORD)
     assert (maintainer.is_staff, maintainer.is_superuser) == (True, False)

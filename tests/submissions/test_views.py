@@ -513,9 +513,32 @@ def test_an_exhausted_quota_is_refused(
         '<ul class="errorlist nonfield"><li>You have used all 5 evaluations for MedVidBench today; '
         "the count resets at midnight UTC.</li></ul>"
     ) in content
-    assert "You have <strong>0</strong> of 5 evaluations left today" in content
+    assert "You have used all <strong>5</strong> evaluations for today on MedVidBench." in content
     assert (Submission.objects.count(), Evaluation.objects.count()) == before
     assert not any((private_dir / "predictions").rglob("*.json"))
+
+
+def test_at_zero_evaluations_left_the_form_is_disabled_and_says_when_it_opens(
+    client, submitter, benchmark
+):
+    EvaluationFactory.create_batch(
+        5, submission__benchmark=benchmark, submission__owner=submitter, requested_by=submitter
+    )
+
+    content = get(client, "/b/medvidbench/submit/")
+
+    assert '<fieldset class="form-body" disabled>' in content
+    assert "The next one opens at <time" in content
+    assert re.search(r"00:00 UTC</time> \(in (\d+ h )?\d+ min\)", content)
+
+
+def test_with_evaluations_left_the_form_is_enabled_and_says_when_the_count_resets(
+    client, submitter, benchmark
+):
+    content = get(client, "/b/medvidbench/submit/")
+
+    assert '<fieldset class="form-body">' in content
+    assert re.search(r"the count resets at <time datetime=\"[^\"]+\">00:00 UTC</time>", content)
 
 
 def test_an_oversized_file_is_refused_before_it_is_read(client, submitter, benchmark, private_dir):
