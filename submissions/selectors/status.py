@@ -94,6 +94,9 @@ class MetricLine:
     css: str  # "pending", "missing" or ""
     scored: int | None
     total: int | None
+    # What `scored` and `total` count: "samples", or "items" for a judge metric (one judged
+    # caption pair per event and threshold, more than the task's samples).
+    unit: str = "samples"
     # The 95% bootstrap interval as the value is shown ("0.512 to 0.604" with an en dash), or "" (none: pending,
     # an imported result, replicates not computed; docs/statistics.md).
     interval: str = ""
@@ -114,6 +117,8 @@ class TaskFormat:
     parsed: int
     total: int
     examples: list[UnparsedAnswer]
+    # What an answer that does not parse still gets, where the metric says (issue 13).
+    note: str = ""
 
     @property
     def percent(self) -> float | None:
@@ -142,6 +147,9 @@ class SubmissionStatus:
     formats: list[TaskFormat]
     board_entry: BoardEntry | None
     would_be_rank: WouldBeRank | None
+    # The entry's place among its own board's rows and their number (the rank shown is the
+    # global one under the benchmark's global scope: issue 13).
+    board_place: tuple[int, int] | None = None
     # The owner's earlier entries on this benchmark with a byte-identical file (issue 13).
     duplicates: list[Submission] = field(default_factory=list)
 
@@ -194,7 +202,16 @@ def submission_status(submission: Submission, *, viewer: Any) -> SubmissionStatu
         board_entry=board_entry,
         would_be_rank=would_be_rank(submission, viewer=viewer),
         duplicates=own_duplicates(submission),
+        board_place=_board_place(board_entry),
     )
+
+
+def _board_place(entry: BoardEntry | None) -> tuple[int, int] | None:
+    """(place, rows) of the entry within its own board, in rank order."""
+    if entry is None:
+        return None
+    rows = BoardEntry.objects.filter(benchmark_id=entry.benchmark_id, board=entry.board)
+    return rows.filter(rank__lt=entry.rank).count() + 1, rows.count()
 
 
 def own_duplicates(submission: Submission) -> list[Submission]:
@@ -252,6 +269,7 @@ def _metric_lines(evaluation: Evaluation, metrics: list[Metric]) -> list[MetricL
                 count.get("scored"),
                 count.get("total"),
                 _interval_text(intervals.get(metric.key), metric.display_decimals),
+                "items" if metric.is_judge_metric else "samples",
             )
         )
     return lines
@@ -279,6 +297,17 @@ def _per_dataset(result: dict[str, Any], metrics: list[Metric]) -> DatasetBreakd
     return DatasetBreakdown(metrics=shown, rows=rows)
 
 
+# Tasks whose unparsed answers still score (spec 3.4): said beside the parse rate, so "0 of 667
+# parsed" next to a non-zero NAP_acc is not a puzzle.
+FORMAT_NOTES = {
+    "next_action": (
+        "Parsed means the answer is exactly one of the question's class names. Any other "
+        "answer is matched to the nearest class by meaning (the official MiniLM rule) and "
+        "scored as that class, so unparsed answers still count towards NAP_acc."
+    ),
+}
+
+
 def _formats(result: dict[str, Any]) -> list[TaskFormat]:
     examples = result.get("unparsed_examples") or {}
     formats = []
@@ -291,7 +320,9 @@ def _formats(result: dict[str, Any]) -> list[TaskFormat]:
             )
             for example in examples.get(task, [])[:UNPARSED_EXAMPLES_SHOWN]
         ]
-        formats.append(TaskFormat(task, count["parsed"], count["total"], shown))
+        formats.append(
+            TaskFormat(task, count["parsed"], count["total"], shown, FORMAT_NOTES.get(task, ""))
+        )
     return formats
 
 

@@ -134,12 +134,13 @@ def test_the_api_refuses_it_and_writes_nothing(benchmark, rows, context, case):
 def test_the_valid_file_is_accepted_through_both_channels(client, benchmark, rows):
     """The control: the battery's base file and fields are valid, so each case's refusal is
     its own change's."""
-    client.force_login(UserFactory())
+    user = UserFactory()  # one person: the same file from another account would be a copy
+    client.force_login(user)
     web = client.post(
         reverse("submissions:submit", args=[benchmark.slug]),
         {**VALID_FIELDS, "predictions": SimpleUploadedFile("p.json", valid(rows))},
     )
-    _, token = create_api_token(UserFactory(), name="battery")
+    _, token = create_api_token(user, name="battery")
     api = APIClient()
     api.credentials(HTTP_AUTHORIZATION=f"Bearer {token}")
     by_api = api.post(

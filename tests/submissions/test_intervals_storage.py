@@ -65,7 +65,8 @@ def test_scoring_stores_the_replicates_and_the_identity_gives_the_published_metr
 
 
 def test_every_entry_on_a_test_set_version_is_resampled_alike(scored_entry):
-    a, b = scored_entry("A", "noisy", 1), scored_entry("B", "noisy", 1)
+    owner = UserFactory()  # the same file twice: one person's (another's would be a copy)
+    a, b = scored_entry("A", "noisy", 1, owner=owner), scored_entry("B", "noisy", 1, owner=owner)
     rows = {row.evaluation_id: row for row in RunReplicates.objects.all()}
     # Same predictions, same weights: the same bytes, so any two entries are paired.
     assert bytes(rows[a.pk].values) == bytes(rows[b.pk].values)

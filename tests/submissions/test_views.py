@@ -632,9 +632,15 @@ def test_after_scoring_the_page_shows_metrics_datasets_and_own_unparsed_answers(
         ["video_summary", "1", "1", "100.0%"],
     ]
     assert '<q class="answer">I cannot tell from this clip</q>' in content
+    # Unparsed next-action answers still score (the nearest class): said beside the counts.
+    assert "<strong>next_action:</strong> Parsed means the answer is exactly one" in content
+    assert '1 / 1 <span class="muted">samples</span>' in content
     for reference in REFERENCE_ANSWERS:
         assert reference not in content
-    assert "Rank <strong>1</strong> on the" in content
+    # The rank is the global one (MedVidBench ranks both boards together): said so, with the
+    # row's place on its own board.
+    assert "Rank <strong>1</strong> of all published entries" in content
+    assert "the ranks compare both boards together. It is row 1 of 1 on the" in content
 
 
 def test_only_the_owner_and_maintainers_see_a_status_page(client, uploaded):
