@@ -268,8 +268,8 @@ def _metric_lines(evaluation: Evaluation, metrics: list[Metric]) -> list[MetricL
                 css,
                 count.get("scored"),
                 count.get("total"),
-                _interval_text(intervals.get(metric.key), metric.display_decimals),
-                "items" if metric.is_judge_metric else "samples",
+                unit="items" if metric.is_judge_metric else "samples",
+                interval=_interval_text(intervals.get(metric.key), metric.display_decimals),
             )
         )
     return lines
