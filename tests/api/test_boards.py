@@ -197,6 +197,11 @@ def test_an_unknown_benchmark_is_404_and_a_hidden_one_404_for_anonymous(client):
     assert client.get(rankings_url(hidden, ".csv")).status_code == 404
     assert staff.get(reverse("api:benchmark-detail", args=[hidden.slug])).status_code == 200
     assert staff.get(rankings_url(hidden)).status_code == 200
+    # In the API's envelope, with its code (docs/api.md, "Errors"), the CSV's too.
+    not_found = {"detail": "No such benchmark.", "code": "not_found"}
+    assert client.get(rankings_url(hidden)).json() == not_found
+    assert client.get(rankings_url(hidden, ".csv")).json() == not_found
+    assert client.get(reverse("api:benchmark-detail", args=["nope"])).json() == not_found
 
 
 # --- rankings, JSON --------------------------------------------------------------------------------
