@@ -285,7 +285,12 @@ def test_the_board_parameter_picks_the_table_and_ranks_stay_global(client, mixed
     assert sorted(row["rank"] for row in official + community) == list(range(1, 19))
     pending = next(row for row in community if row["model"] == "Community-Pending")
     assert pending["judge_pending"] is True
-    assert pending["metrics"]["DVC_llm"] == {"value": None, "ranked_value": None, "rank": 18}
+    assert pending["metrics"]["DVC_llm"] == {
+        "value": None,
+        "ranked_value": None,
+        "rank": 18,
+        "interval": None,
+    }
     assert next(row for row in community if row["model"] == "Community-A")["team"] == "Team A"
     assert next(row for row in community if row["model"] == "Community-B")["team"] == (
         "Test University"
