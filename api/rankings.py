@@ -264,12 +264,14 @@ def _iso(moment: datetime | None) -> str | None:
 RANKINGS_DESCRIPTION = """\
 The board's rows, published entries only, by rank then submission id unless `sort` says \
 otherwise. Each row has its rank, the ten metrics (the stored value at full precision, the \
-rounded value the ranking compared and the rank on that metric), the tiebreak values, \
-verification, team, links and dates.
+rounded value the ranking compared, the rank on that metric and its 95% `interval`), the \
+`rank_interval`, `tier` and `interval_note` (how sure each number is: docs/statistics.md), \
+the tiebreak values, verification, team, links and dates.
 
 CSV (`?format=csv`, `Accept: text/csv` or the `.csv` URL): the whole board, one row per entry, \
 in the HTML board's column order (rank, model, team, the metrics, date) followed by the other \
-fields; the same values as the JSON.
+fields, the intervals last (`<key>_low`, `<key>_high`, `rank_best`, `rank_worst`, `tier`, \
+`interval_note`); the same values as the JSON, an empty cell for null.
 
 Send `If-None-Match` with the last `ETag` (or `If-Modified-Since`): an unchanged board answers \
 304 with no body. The board changes only when it is recomputed (`computed_at`)."""
