@@ -7,8 +7,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.http import Http404
 from rest_framework import status
-from rest_framework.exceptions import APIException, ValidationError
+from rest_framework.exceptions import APIException, NotFound, PermissionDenied, ValidationError
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
@@ -51,6 +53,12 @@ def exception_handler(error: Exception, context: dict[str, Any]) -> Response | N
             body["problems"] = error.problems
             body["total"] = error.total
         return Response(body, status=code)
+    if isinstance(error, Http404):
+        # As DRF's handler converts it, but before the check below: a view's Http404 (no such
+        # benchmark, no such entry) gets `code` like any other refusal.
+        error = NotFound(*error.args)
+    elif isinstance(error, DjangoPermissionDenied):
+        error = PermissionDenied(*error.args)
     response = drf_exception_handler(error, context)
     if (
         response is not None

@@ -13,11 +13,15 @@ A board only changes when `recompute_board` runs, which moves `computed_at`. Tha
 everything: the ETag and Last-Modified of a rankings response (a client polling with
 If-None-Match gets 304 before any row is read), and the rendered body kept in Django's cache,
 as the HTML board keeps its table (docs/boards.md). Rows are built as plain dicts rather than
-through DRF serializers (which take ~50 ms for 1,000 nested rows); the serializers below
-describe the same shape for the schema, and a test holds the two together.
+through DRF serializers (which take ~50 ms for 1,000 nested rows); the serializers in
+`api.rankings_serializers` describe the same shape for the schema, and a test holds the two
+together.
 
-Nothing here reads a test set's file or a run's result: no reference answer, per-sample score
-or private path can be serialised.
+Each row also carries how sure its numbers are (issue 12, docs/statistics.md): each metric's
+interval and the row's rank interval and tier, as `recompute_board` and
+`compute_rank_intervals` stored them on the board. Nothing here reads a test set's file, a
+run's result or its replicates (`RunReplicates`): no reference answer, per-sample score,
+replicate value or private path can be serialised.
 """
 
 from __future__ import annotations
@@ -37,7 +41,6 @@ from django.utils.cache import get_conditional_response, patch_cache_control
 from django.utils.http import http_date
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework import serializers
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
@@ -61,129 +64,25 @@ from submissions.selectors import (
 
 from .benchmarks import NotFoundSerializer, visible_benchmark
 from .rankings_csv import CSVRenderer, csv_body, csv_filename
+from .rankings_serializers import (
+    ALL_BOARDS,
+    CSV_QUERY,
+    JSON_QUERY,
+    NOTE_IMPORTED,
+    NOTE_JUDGE_PENDING,
+    NOTE_NOT_COMPUTED,
+    InvalidParametersSerializer,
+    RankingPageSerializer,
+    RankingRowSerializer,
+    RankingsQuerySerializer,
+)
+
+__all__ = ["JSON_QUERY", "RankingRowSerializer", "RankingsQuerySerializer", "urlpatterns"]
 
 # Part of every ETag and cache key: bump it when the rankings' representation changes, so no
 # client or cache keeps a body of the old shape.
-REPRESENTATION_VERSION = "1"
-ALL_BOARDS = "all"
-DEFAULT_PAGE_SIZE = 100
-MAX_PAGE_SIZE = 1000
-
-
-# --- serializers: query parameters ----------------------------------------------------------------
-
-
-class RankingsQuerySerializer(serializers.Serializer):
-    board = serializers.ChoiceField(
-        choices=[*BoardKind.values, ALL_BOARDS],
-        default=BoardKind.OFFICIAL.value,
-        help_text="official (verified entries), community (the other published ones) or all.",
-    )
-    sort = serializers.CharField(
-        default="rank",
-        help_text=(
-            "rank, model, team, date (the board's date column) or a metric key. Sorting "
-            "reorders the rows only; every row keeps its rank. Equal values stay in rank "
-            "order and empty values go last in either direction."
-        ),
-    )
-    direction = serializers.ChoiceField(
-        choices=["asc", "desc"],
-        required=False,
-        help_text="Default: best first for a metric, newest first for the date, else asc.",
-    )
-    page = serializers.IntegerField(default=1, min_value=1, help_text="JSON only.")
-    page_size = serializers.IntegerField(
-        default=DEFAULT_PAGE_SIZE,
-        min_value=1,
-        max_value=MAX_PAGE_SIZE,
-        help_text="JSON only; the CSV always holds the whole board.",
-    )
-
-
-# The parameters that shape each body, in the order of the canonical links and ETags.
-JSON_QUERY = ("board", "sort", "direction", "page", "page_size")
-CSV_QUERY = ("board", "sort", "direction")
-
-
-# --- serializers: responses (the rankings rows are built as dicts, see the module docstring) ------
-
-
-class RankingMetricSerializer(serializers.Serializer):
-    value = serializers.FloatField(allow_null=True, help_text="As stored, full precision")
-    ranked_value = serializers.FloatField(
-        allow_null=True, help_text="The value the ranking compared (rounded by the policy)"
-    )
-    rank = serializers.IntegerField(
-        allow_null=True, help_text="Rank on this metric (missing values share the last)"
-    )
-
-
-class TiebreakersSerializer(serializers.Serializer):
-    wins = serializers.IntegerField(help_text="Metrics won (rank 1 with a value)")
-    rank_sum = serializers.IntegerField(allow_null=True, help_text="Sum of per-metric ranks")
-    normalized_sum = serializers.FloatField(
-        allow_null=True, help_text="Sum of values as ratios to each metric's best"
-    )
-
-
-class JudgedOverSerializer(serializers.Serializer):
-    judged = serializers.IntegerField()
-    items = serializers.IntegerField()
-
-
-class RankingRowSerializer(serializers.Serializer):
-    rank = serializers.IntegerField(
-        help_text="The board's rank: against both boards under the global scope"
-    )
-    board = serializers.ChoiceField(choices=BoardKind.values)
-    model = serializers.CharField()
-    team = serializers.CharField(allow_blank=True, help_text="Team name, else institution")
-    model_url = serializers.CharField(allow_blank=True)
-    paper_url = serializers.CharField(allow_blank=True)
-    code_url = serializers.CharField(allow_blank=True)
-    is_baseline = serializers.BooleanField(help_text="Off-the-shelf model run by maintainers")
-    imported = serializers.BooleanField(help_text="A published result imported from elsewhere")
-    verified = serializers.BooleanField()
-    verified_at = serializers.DateTimeField(allow_null=True)
-    submitted_at = serializers.DateTimeField()
-    date = serializers.DateTimeField(
-        help_text="The board's date column: an imported result's published date, else "
-        "verified on (official), else scored on"
-    )
-    judge_pending = serializers.BooleanField(help_text="The LLM judge's metrics are pending")
-    judged_over = serializers.DictField(
-        child=JudgedOverSerializer(),
-        help_text="Judge metrics a maintainer accepted over a subset of their items, by key: "
-        "how many items were judged of how many (empty: every value is over all its items)",
-    )
-    mean_rank = serializers.FloatField()
-    wins = serializers.IntegerField()
-    tiebreakers = TiebreakersSerializer()
-    metrics = serializers.DictField(child=RankingMetricSerializer(), help_text="By metric key")
-    submission_id = serializers.IntegerField()
-
-
-class RankingPageSerializer(serializers.Serializer):
-    benchmark = serializers.CharField(help_text="The benchmark's slug")
-    board = serializers.CharField()
-    computed_at = serializers.DateTimeField(allow_null=True)
-    count = serializers.IntegerField(help_text="Rows on the board (all pages)")
-    next = serializers.CharField(allow_null=True)
-    previous = serializers.CharField(allow_null=True)
-    metrics = serializers.ListField(child=serializers.CharField(), help_text="Column order")
-    results = RankingRowSerializer(many=True)
-
-
-class InvalidParametersSerializer(serializers.Serializer):
-    """api.exceptions' envelope for invalid input."""
-
-    detail = serializers.CharField()
-    code = serializers.CharField(help_text="invalid")
-    errors = serializers.DictField(
-        child=serializers.ListField(child=serializers.CharField()),
-        help_text="The messages per parameter",
-    )
+# 2: intervals, rank intervals and tiers (issue 12).
+REPRESENTATION_VERSION = "2"
 
 
 # --- rankings: rows -------------------------------------------------------------------------------
@@ -210,6 +109,10 @@ ENTRY_FIELDS = (
     "values",
     "judge_pending",
     "judged_over",
+    "intervals",
+    "rank_best",
+    "rank_worst",
+    "tier",
     "listed_at",
     "submission__model_name",
     "submission__team_name",
@@ -254,6 +157,7 @@ def ranking_rows(benchmark: Benchmark, metrics: list[Metric]) -> list[RankingRow
         ranks = place.metric_ranks if place else {}
         name = record.submission__model_name
         team = record.submission__team_name or record.submission__institution
+        intervals = record.intervals or {}
         body = {
             "rank": record.rank,
             "board": record.board,
@@ -285,13 +189,32 @@ def ranking_rows(benchmark: Benchmark, metrics: list[Metric]) -> list[RankingRow
                         value if value is None or decimals is None else round(value, decimals)
                     ),
                     "rank": ranks.get(key),
+                    "interval": intervals.get(key),
                 }
                 for key, value in values.items()
             },
             "submission_id": record.submission_id,
+            "rank_interval": (
+                None if record.rank_best is None else [record.rank_best, record.rank_worst]
+            ),
+            "tier": record.tier,
+            "interval_note": _interval_note(record, intervals),
         }
         rows.append(RankingRow(name, team, record.listed_at, values, record.board, body))
     return rows
+
+
+def _interval_note(record: Any, intervals: dict[str, Any]) -> str | None:
+    """Why the row's metrics lack intervals, or None. Per row, not per metric: the reasons
+    are the row's (its run has no per-sample data; its judge step is pending), and a
+    metric's own `interval` is null wherever it has none."""
+    if record.submission__source == SubmissionSource.IMPORTED:
+        return NOTE_IMPORTED
+    if not intervals:
+        return NOTE_NOT_COMPUTED  # scored before issue 12, until `compute_intervals` runs
+    if record.judge_pending:
+        return NOTE_JUDGE_PENDING
+    return None
 
 
 def _metric_values(stored: dict[str, Any], keys: list[str]) -> dict[str, float | None]:
@@ -341,12 +264,14 @@ def _iso(moment: datetime | None) -> str | None:
 RANKINGS_DESCRIPTION = """\
 The board's rows, published entries only, by rank then submission id unless `sort` says \
 otherwise. Each row has its rank, the ten metrics (the stored value at full precision, the \
-rounded value the ranking compared and the rank on that metric), the tiebreak values, \
-verification, team, links and dates.
+rounded value the ranking compared, the rank on that metric and its 95% `interval`), the \
+`rank_interval`, `tier` and `interval_note` (how sure each number is: docs/statistics.md), \
+the tiebreak values, verification, team, links and dates.
 
 CSV (`?format=csv`, `Accept: text/csv` or the `.csv` URL): the whole board, one row per entry, \
 in the HTML board's column order (rank, model, team, the metrics, date) followed by the other \
-fields; the same values as the JSON.
+fields, the intervals last (`<key>_low`, `<key>_high`, `rank_best`, `rank_worst`, `tier`, \
+`interval_note`); the same values as the JSON, an empty cell for null.
 
 Send `If-None-Match` with the last `ETag` (or `If-Modified-Since`): an unchanged board answers \
 304 with no body. The board changes only when it is recomputed (`computed_at`)."""

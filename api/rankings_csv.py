@@ -28,7 +28,9 @@ if TYPE_CHECKING:
 
 def csv_header(keys: list[str]) -> list[str]:
     """The HTML board's columns in its order (`submissions.selectors.board_columns`: rank,
-    model, team, the metrics, date), then the rest of a JSON row."""
+    model, team, the metrics, date), then the rest of a JSON row: each metric's interval as
+    `<key>_low`, `<key>_high` (metric by metric) and the rank interval as `rank_best`,
+    `rank_worst`, last. An empty cell is a null."""
     return [
         "rank",
         "model",
@@ -53,6 +55,12 @@ def csv_header(keys: list[str]) -> list[str]:
         "submission_id",
         *[f"{key}_ranked_value" for key in keys],
         *[f"{key}_rank" for key in keys],
+        # Issue 12: appended, so the columns before keep their places for existing scripts.
+        *[f"{key}_{end}" for key in keys for end in ("low", "high")],
+        "rank_best",
+        "rank_worst",
+        "tier",
+        "interval_note",
     ]
 
 
@@ -91,6 +99,10 @@ def csv_body(rows: list[RankingRow], keys: list[str]) -> bytes:
                 body["submission_id"],
                 *[metrics[key]["ranked_value"] for key in keys],
                 *[metrics[key]["rank"] for key in keys],
+                *[end for key in keys for end in (metrics[key]["interval"] or (None, None))],
+                *(body["rank_interval"] or (None, None)),
+                body["tier"],
+                body["interval_note"],
             ]
         )
     writer.writerows(lines)

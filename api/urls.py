@@ -3,13 +3,14 @@
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from . import benchmarks, rankings, submitting
+from . import benchmarks, compare, rankings, submitting
 
 app_name = "api"
 
 urlpatterns = [
     path("v1/", include(benchmarks.urlpatterns)),
     path("v1/", include(rankings.urlpatterns)),
+    path("v1/", include(compare.urlpatterns)),
     path("v1/", include(submitting.urlpatterns)),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     # The split view serves Swagger UI's init script as a file (docs/?script), and our template

@@ -488,6 +488,9 @@ def comparison_as_dict(comparison: Comparison) -> dict[str, Any]:
         "level": DEFAULT_LEVEL,
         "metrics": {
             key: {
+                # The two values compared (additive: the compare API's clients read them).
+                "value_a": _point(comparison.a, key),
+                "value_b": _point(comparison.b, key),
                 "difference": found.difference,
                 "interval": None if found.interval is None else list(found.interval),
                 "p_value": found.p_value,

@@ -1,7 +1,7 @@
 """Reads for submissions, their runs and the boards. Each takes the viewer where visibility
 depends on who asks, so views never re-derive who may see what: `entries` (entries, runs and
-the ranking's inputs), `boards` (the board pages and About) and `status` (a submission's own
-pages), every name found here too."""
+the ranking's inputs), `boards` (the board pages and About), `status` (a submission's own
+pages) and `comparisons` (the run each side of a comparison shows), every name found here too."""
 
 from .boards import (
     FIXED_SORT_COLUMNS,
@@ -21,6 +21,7 @@ from .boards import (
     parse_board_sort,
     sort_board_rows,
 )
+from .comparisons import compared_run
 from .entries import (
     board_candidates,
     latest_evaluation,
@@ -76,6 +77,7 @@ __all__ = [
     "board_columns",
     "board_rows",
     "board_summary",
+    "compared_run",
     "first_click_descending",
     "latest_evaluation",
     "metric_specs",

@@ -197,6 +197,11 @@ def test_an_unknown_benchmark_is_404_and_a_hidden_one_404_for_anonymous(client):
     assert client.get(rankings_url(hidden, ".csv")).status_code == 404
     assert staff.get(reverse("api:benchmark-detail", args=[hidden.slug])).status_code == 200
     assert staff.get(rankings_url(hidden)).status_code == 200
+    # In the API's envelope, with its code (docs/api.md, "Errors"), the CSV's too.
+    not_found = {"detail": "No such benchmark.", "code": "not_found"}
+    assert client.get(rankings_url(hidden)).json() == not_found
+    assert client.get(rankings_url(hidden, ".csv")).json() == not_found
+    assert client.get(reverse("api:benchmark-detail", args=["nope"])).json() == not_found
 
 
 # --- rankings, JSON --------------------------------------------------------------------------------
@@ -280,7 +285,12 @@ def test_the_board_parameter_picks_the_table_and_ranks_stay_global(client, mixed
     assert sorted(row["rank"] for row in official + community) == list(range(1, 19))
     pending = next(row for row in community if row["model"] == "Community-Pending")
     assert pending["judge_pending"] is True
-    assert pending["metrics"]["DVC_llm"] == {"value": None, "ranked_value": None, "rank": 18}
+    assert pending["metrics"]["DVC_llm"] == {
+        "value": None,
+        "ranked_value": None,
+        "rank": 18,
+        "interval": None,
+    }
     assert next(row for row in community if row["model"] == "Community-A")["team"] == "Team A"
     assert next(row for row in community if row["model"] == "Community-B")["team"] == (
         "Test University"

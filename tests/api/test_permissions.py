@@ -77,10 +77,21 @@ NO_WRITE = expected(401, 405, 405, 405, 405)
 SIGNED_IN = expected(401, 200, 200, 200, 200)
 
 
-def matrix(benchmark, entry):
+def compare(benchmark, a, b):
+    return reverse("api:compare", args=[benchmark.slug]) + f"?a={a.pk}&b={b.pk}"
+
+
+def matrix(benchmark, entry, hidden=None):
     slug = benchmark.slug
     mine = reverse("api:submission-detail", args=[entry.pk])
     judge = reverse("api:judge-start", args=[entry.pk])
+    # An evaluate-only entry is compared for its owner and those who see every entry only.
+    hidden_rows = []
+    if hidden is not None:
+        hidden_rows = [
+            ("get", compare(benchmark, hidden, entry), expected(404, 200, 404, 404, 200)),
+            ("get", compare(benchmark, entry, hidden), expected(404, 200, 404, 404, 200)),
+        ]
     return [
         ("get", reverse("api:benchmark-list"), READ_ONLY),
         ("post", reverse("api:benchmark-list"), NO_WRITE),
@@ -99,13 +110,16 @@ def matrix(benchmark, entry):
         # No judge endpoint is configured: whoever may start the judge learns that (503).
         ("post", judge, expected(401, 503, 404, 404, 503)),
         ("get", judge, expected(401, 405, 405, 405, 405)),
+        ("get", compare(benchmark, entry, entry), READ_ONLY),
+        ("post", compare(benchmark, entry, entry), NO_WRITE),
+        *hidden_rows,
     ]
 
 
 def test_every_endpoint_and_method_for_every_actor(world, benchmark):
     clients, entries, answers = world
     failures = []
-    for method, url, statuses in matrix(benchmark, entries["Published"]):
+    for method, url, statuses in matrix(benchmark, entries["Published"], entries["Hidden"]):
         for actor in ACTORS:
             data = upload(answers, f"{actor}-{method}") if url.endswith("/submissions/") else None
             kwargs = {"format": "multipart"} if data else {}
@@ -146,7 +160,11 @@ def test_verification_fields_cannot_be_set_through_the_api(world, benchmark):
 def test_no_response_carries_a_reference_answer(world, benchmark, records):
     clients, entries, _ = world
     references = [record["conversations"][-1]["value"] for record in records]
-    urls = [url for method, url, _ in matrix(benchmark, entries["Published"]) if method == "get"]
+    urls = [
+        url
+        for method, url, _ in matrix(benchmark, entries["Published"], entries["Hidden"])
+        if method == "get"
+    ]
     urls += [
         reverse("api:submission-detail", args=[entries["Hidden"].pk]),
         reverse("api:rankings", args=[benchmark.slug]) + "?board=all&format=csv",

@@ -152,8 +152,14 @@ def test_the_api_shows_an_evaluate_only_entry_to_its_owner_and_the_entry_viewers
         assert (response.status_code, response.json()["model_name"]) == (200, "Secret model")
         assert start.status_code != 404
     else:
-        assert (response.status_code, response.json()) == (404, {"detail": "No such submission."})
-        assert (start.status_code, start.json()) == (404, {"detail": "No such submission."})
+        assert (response.status_code, response.json()) == (
+            404,
+            {"detail": "No such submission.", "code": "not_found"},
+        )
+        assert (start.status_code, start.json()) == (
+            404,
+            {"detail": "No such submission.", "code": "not_found"},
+        )
     # The list is the viewer's own entries, whoever they are.
     assert client.get(reverse("api:submission-list")).json() == []
 

@@ -1,0 +1,163 @@
+"""The rankings' serializers: the query parameters (validated here) and the response's shape,
+for the OpenAPI schema. The rows themselves are built as plain dicts by `api.rankings` (DRF
+serializers take ~50 ms for 1,000 nested rows); a test holds the two together."""
+
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from submissions.enums import BoardKind
+
+ALL_BOARDS = "all"
+DEFAULT_PAGE_SIZE = 100
+MAX_PAGE_SIZE = 1000
+
+# What `interval_note` says when a row has no interval (docs/api.md, "Intervals").
+NOTE_IMPORTED = "no interval (imported)"
+NOTE_NOT_COMPUTED = "no interval (not computed yet)"
+NOTE_JUDGE_PENDING = "pending"
+INTERVAL_NOTES = (NOTE_IMPORTED, NOTE_NOT_COMPUTED, NOTE_JUDGE_PENDING)
+
+
+# --- serializers: query parameters ----------------------------------------------------------------
+
+
+class RankingsQuerySerializer(serializers.Serializer):
+    board = serializers.ChoiceField(
+        choices=[*BoardKind.values, ALL_BOARDS],
+        default=BoardKind.OFFICIAL.value,
+        help_text="official (verified entries), community (the other published ones) or all.",
+    )
+    sort = serializers.CharField(
+        default="rank",
+        help_text=(
+            "rank, model, team, date (the board's date column) or a metric key. Sorting "
+            "reorders the rows only; every row keeps its rank. Equal values stay in rank "
+            "order and empty values go last in either direction."
+        ),
+    )
+    direction = serializers.ChoiceField(
+        choices=["asc", "desc"],
+        required=False,
+        help_text="Default: best first for a metric, newest first for the date, else asc.",
+    )
+    page = serializers.IntegerField(default=1, min_value=1, help_text="JSON only.")
+    page_size = serializers.IntegerField(
+        default=DEFAULT_PAGE_SIZE,
+        min_value=1,
+        max_value=MAX_PAGE_SIZE,
+        help_text="JSON only; the CSV always holds the whole board.",
+    )
+
+
+# The parameters that shape each body, in the order of the canonical links and ETags.
+JSON_QUERY = ("board", "sort", "direction", "page", "page_size")
+CSV_QUERY = ("board", "sort", "direction")
+
+
+# --- serializers: responses (the rankings rows are built as dicts, see the module docstring) ------
+
+
+class RankingMetricSerializer(serializers.Serializer):
+    value = serializers.FloatField(allow_null=True, help_text="As stored, full precision")
+    ranked_value = serializers.FloatField(
+        allow_null=True, help_text="The value the ranking compared (rounded by the policy)"
+    )
+    rank = serializers.IntegerField(
+        allow_null=True, help_text="Rank on this metric (missing values share the last)"
+    )
+    interval = serializers.ListField(
+        child=serializers.FloatField(),
+        min_length=2,
+        max_length=2,
+        allow_null=True,
+        help_text="The 95% clustered-bootstrap interval [low, high] of `value`; null when "
+        "there is none (see the row's `interval_note`, docs/statistics.md)",
+    )
+
+
+class TiebreakersSerializer(serializers.Serializer):
+    wins = serializers.IntegerField(help_text="Metrics won (rank 1 with a value)")
+    rank_sum = serializers.IntegerField(allow_null=True, help_text="Sum of per-metric ranks")
+    normalized_sum = serializers.FloatField(
+        allow_null=True, help_text="Sum of values as ratios to each metric's best"
+    )
+
+
+class JudgedOverSerializer(serializers.Serializer):
+    judged = serializers.IntegerField()
+    items = serializers.IntegerField()
+
+
+class RankingRowSerializer(serializers.Serializer):
+    rank = serializers.IntegerField(
+        help_text="The board's rank: against both boards under the global scope"
+    )
+    board = serializers.ChoiceField(choices=BoardKind.values)
+    model = serializers.CharField()
+    team = serializers.CharField(allow_blank=True, help_text="Team name, else institution")
+    model_url = serializers.CharField(allow_blank=True)
+    paper_url = serializers.CharField(allow_blank=True)
+    code_url = serializers.CharField(allow_blank=True)
+    is_baseline = serializers.BooleanField(help_text="Off-the-shelf model run by maintainers")
+    imported = serializers.BooleanField(help_text="A published result imported from elsewhere")
+    verified = serializers.BooleanField()
+    verified_at = serializers.DateTimeField(allow_null=True)
+    submitted_at = serializers.DateTimeField()
+    date = serializers.DateTimeField(
+        help_text="The board's date column: an imported result's published date, else "
+        "verified on (official), else scored on"
+    )
+    judge_pending = serializers.BooleanField(help_text="The LLM judge's metrics are pending")
+    judged_over = serializers.DictField(
+        child=JudgedOverSerializer(),
+        help_text="Judge metrics a maintainer accepted over a subset of their items, by key: "
+        "how many items were judged of how many (empty: every value is over all its items)",
+    )
+    mean_rank = serializers.FloatField()
+    wins = serializers.IntegerField()
+    tiebreakers = TiebreakersSerializer()
+    metrics = serializers.DictField(child=RankingMetricSerializer(), help_text="By metric key")
+    submission_id = serializers.IntegerField()
+    rank_interval = serializers.ListField(
+        child=serializers.IntegerField(),
+        min_length=2,
+        max_length=2,
+        allow_null=True,
+        help_text="The 95% interval of the rank over the bootstrap replicates, [best, "
+        "worst]; null until it is computed (in the background after each recompute)",
+    )
+    tier = serializers.IntegerField(
+        allow_null=True,
+        help_text="Statistical tier within the row's board (1 = the leader's): entries of one "
+        "tier cannot be told apart from its leader; null with the rank interval",
+    )
+    interval_note = serializers.ChoiceField(
+        choices=list(INTERVAL_NOTES),
+        allow_null=True,
+        help_text=f'Why metrics lack an interval: "{NOTE_IMPORTED}" (no per-sample data), '
+        f'"{NOTE_NOT_COMPUTED}" (scored before intervals existed), "{NOTE_JUDGE_PENDING}" '
+        "(the judge metrics have none until judged); null otherwise",
+    )
+
+
+class RankingPageSerializer(serializers.Serializer):
+    benchmark = serializers.CharField(help_text="The benchmark's slug")
+    board = serializers.CharField()
+    computed_at = serializers.DateTimeField(allow_null=True)
+    count = serializers.IntegerField(help_text="Rows on the board (all pages)")
+    next = serializers.CharField(allow_null=True)
+    previous = serializers.CharField(allow_null=True)
+    metrics = serializers.ListField(child=serializers.CharField(), help_text="Column order")
+    results = RankingRowSerializer(many=True)
+
+
+class InvalidParametersSerializer(serializers.Serializer):
+    """api.exceptions' envelope for invalid input."""
+
+    detail = serializers.CharField()
+    code = serializers.CharField(help_text="invalid")
+    errors = serializers.DictField(
+        child=serializers.ListField(child=serializers.CharField()),
+        help_text="The messages per parameter",
+    )
