@@ -23,12 +23,12 @@ PALETTE = {
     "text": colours.TEXT,
     "muted": colours.MUTED_TEXT,
 }
-ROW_HEIGHT = 58
+ROW_HEIGHT = 60
 LEGEND_HEIGHT = 30
-TEXT_OFFSET = 14  # baseline of the name and value line, from the row's top
-TRACK_OFFSET = 22  # top of the bar's track, from the row's top
+TEXT_OFFSET = 15  # baseline of the name and value line, from the row's top
+TRACK_OFFSET = 23  # top of the bar's track, from the row's top
 TRACK_HEIGHT = 14
-AXIS_OFFSET = 50  # baseline of the scale's end labels, from the row's top
+AXIS_OFFSET = 52  # baseline of the scale's end labels, from the row's top
 MARK_OVERHANG = 4  # the best mark reaches this far above and below the track
 CAP_HALF = 4  # half the height of the whisker's end caps
 

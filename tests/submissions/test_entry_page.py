@@ -302,3 +302,21 @@ def test_the_page_takes_a_fixed_number_of_queries(
     compute_rank_intervals(interval_benchmark, force=True)
     with django_assert_max_num_queries(8):
         page_of(client, board["noisy"])
+
+
+# --- the link to the comparison with the leader --------------------------------------------------
+
+
+@pytest.mark.urls("tests.submissions.urls_with_compare")
+def test_the_page_links_to_the_comparison_with_the_boards_leader(board):
+    leader = BoardEntry.objects.filter(board="community").order_by("rank").first().submission
+    compare = reverse("submissions:compare", args=[leader.benchmark.slug])
+
+    html = page_of(Client(), board["prose"]).content.decode()
+    leaders_page = page_of(Client(), leader).content.decode()
+
+    assert (
+        f'<a href="{compare}?a={board["prose"].pk}&amp;b={leader.pk}">Compare with the '
+        f"Community board's leader, {leader.model_name}</a>"
+    ) in html
+    assert f"{compare}?a=" not in leaders_page  # the leader has no one above it to compare with
