@@ -105,7 +105,12 @@ def entry(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
     return render(
         request,
         "submissions/entry.html",
-        {"benchmark": benchmark, "tab": page.board.value, "page": page},
+        # The tab of the board the entry is on (none for an evaluate-only entry).
+        {
+            "benchmark": benchmark,
+            "tab": page.board.value if submission.publish else "",
+            "page": page,
+        },
     )
 
 
