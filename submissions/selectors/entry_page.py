@@ -62,6 +62,8 @@ class EntryMetric:
     is_best: bool  # the entry holds the board's best value for this metric
     css: str  # "pending", "missing" or ""
     scale: tuple[float, float]
+    # "over 2,460 of 2,472 items": a judge metric a maintainer accepted over a subset (issue 10)
+    note: str = ""
 
 
 @dataclass(frozen=True)
@@ -161,7 +163,14 @@ def entry_page(submission: Submission) -> EntryPage:
     ranked_over = len(every_row) if global_scope else len(rows)
     intervals = _intervals(board_entry, evaluation)
     is_imported = submission.source == SubmissionSource.IMPORTED
-    shown = _metrics(metrics, evaluation, intervals, rows, benchmark=benchmark)
+    shown = _metrics(
+        metrics,
+        evaluation,
+        intervals,
+        rows,
+        benchmark=benchmark,
+        judged_over=board_entry.judged_over if board_entry else {},
+    )
     leader = None
     if rows and rows[0][0] != submission.pk:
         leader = BoardNeighbour(rows[0][0], rows[0][4], rows[0][1])
@@ -233,6 +242,7 @@ def _metrics(
     rows: list[tuple[int, int, int | None, dict, str, str]],
     *,
     benchmark: Benchmark,
+    judged_over: dict[str, dict[str, int]],
 ) -> list[EntryMetric]:
     if evaluation is None:
         return []
@@ -279,9 +289,14 @@ def _metrics(
                 is_best=value is not None and best is not None and value == best,
                 css=css,
                 scale=metric_scale(metric, benchmark),
+                note=_judged_over(judged_over.get(metric.key)) if value is not None else "",
             )
         )
     return shown
+
+
+def _judged_over(over: dict[str, int] | None) -> str:
+    return f"over {over['judged']:,} of {over['items']:,} items" if over else ""
 
 
 def _bars(shown: list[EntryMetric], metrics: list[Metric]) -> MetricBars:

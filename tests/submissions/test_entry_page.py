@@ -171,6 +171,21 @@ def test_the_board_best_and_the_leader_are_the_boards_own(board):
     assert entry_page(leader.submission).leader is None  # the leader is not compared to itself
 
 
+def test_a_judge_metric_accepted_over_a_subset_says_over_how_many_items(board):
+    entry = BoardEntry.objects.get(submission=board["noisy"])
+    values = {**entry.values, "DVC_llm": 2.5}
+    BoardEntry.objects.filter(pk=entry.pk).update(
+        values=values, judged_over={"DVC_llm": {"judged": 2460, "items": 2472}}
+    )
+    run = entry.evaluation
+    run.metrics = {**run.metrics, "DVC_llm": 2.5}
+    run.save(update_fields=["metrics"])
+
+    text = text_of(page_of(Client(), board["noisy"]))
+
+    assert "2.500 over 2,460 of 2,472 items" in text
+
+
 def test_entries_in_one_tier_are_said_to_be_statistically_tied(board):
     entry = BoardEntry.objects.get(submission=board["noisy"])
     others = BoardEntry.objects.filter(board=entry.board).exclude(pk=entry.pk)
