@@ -155,9 +155,12 @@ def entry_page(submission: Submission) -> EntryPage:
     every_row = list(
         BoardEntry.objects.filter(benchmark=benchmark)
         .order_by("rank")
-        .values_list("submission_id", "rank", "tier", "values", "submission__model_name", "board")
-    )
-    rows = [row for row in every_row if row[5] == board]  # the entry's board, in rank order
+        .values_list(
+            "submission_id", "rank", "tier", "values", "submission__model_name", "board",
+            named=True,
+        )
+    )  # fmt: skip
+    rows = [row for row in every_row if row.board == board]  # the entry's board, in rank order
     # The rank is over both boards together under the global scope, over its board otherwise.
     global_scope = benchmark.ranking_scope == RankingScope.GLOBAL
     ranked_over = len(every_row) if global_scope else len(rows)
@@ -172,8 +175,8 @@ def entry_page(submission: Submission) -> EntryPage:
         judged_over=board_entry.judged_over if board_entry else {},
     )
     leader = None
-    if rows and rows[0][0] != submission.pk:
-        leader = BoardNeighbour(rows[0][0], rows[0][4], rows[0][1])
+    if rows and rows[0].submission_id != submission.pk:
+        leader = BoardNeighbour(rows[0].submission_id, rows[0].submission__model_name, rows[0].rank)
     result = (evaluation.result or {}) if evaluation else {}
     per_dataset = _per_dataset(result, metrics, benchmark)
     verified = submission.verification_status == VerificationStatus.VERIFIED
@@ -196,7 +199,7 @@ def entry_page(submission: Submission) -> EntryPage:
         ),
         leader=leader,
         metrics=shown,
-        bars=_bars(shown, metrics) if evaluation is not None else None,
+        bars=_bars(shown) if evaluation is not None else None,
         per_dataset=per_dataset[0] if per_dataset else None,
         heatmap=per_dataset[1] if per_dataset else None,
         parse_rates=[
@@ -239,7 +242,7 @@ def _metrics(
     metrics: list[Metric],
     evaluation: Evaluation | None,
     intervals: dict[str, list[float] | None],
-    rows: list[tuple[int, int, int | None, dict, str, str]],
+    rows: list[Any],  # the board's rows (named tuples), in rank order
     *,
     benchmark: Benchmark,
     judged_over: dict[str, dict[str, int]],
@@ -255,7 +258,7 @@ def _metrics(
         board_values = [
             found
             for row in rows
-            if (found := metric_value((row[3] or {}).get(metric.key))) is not None
+            if (found := metric_value((row.values or {}).get(metric.key))) is not None
         ]
         best = None
         if board_values:
@@ -299,7 +302,7 @@ def _judged_over(over: dict[str, int] | None) -> str:
     return f"over {over['judged']:,} of {over['items']:,} items" if over else ""
 
 
-def _bars(shown: list[EntryMetric], metrics: list[Metric]) -> MetricBars:
+def _bars(shown: list[EntryMetric]) -> MetricBars:
     inputs = []
     for line in shown:
         text = line.value_text
@@ -323,7 +326,7 @@ def _bars(shown: list[EntryMetric], metrics: list[Metric]) -> MetricBars:
 
 def _rank(
     board_entry: BoardEntry | None,
-    rows: list[tuple[int, int, int | None, dict, str, str]],
+    rows: list[Any],  # the board's rows (named tuples), in rank order
     submission_id: int,
     *,
     ranked_over: int,
@@ -334,9 +337,9 @@ def _rank(
     tied = []
     if board_entry.tier is not None:
         tied = [
-            BoardNeighbour(row[0], row[4], row[1])
+            BoardNeighbour(row.submission_id, row.submission__model_name, row.rank)
             for row in rows
-            if row[2] == board_entry.tier and row[0] != submission_id
+            if row.tier == board_entry.tier and row.submission_id != submission_id
         ]
     return EntryRank(
         board=BoardKind(board_entry.board),
