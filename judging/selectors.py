@@ -20,6 +20,7 @@ from django.utils import timezone
 
 from benchmark.scoring.tasks import JUDGE_METRICS
 from submissions.enums import STATES_WITH_SCORES, EvaluationStatus
+from submissions.judge_step import JudgeDetails
 from submissions.models import Evaluation, Submission
 
 from .enums import ACTIVE_JOB_STATES, JobStatus
@@ -284,4 +285,29 @@ def _metric_counts(job: JudgeJob) -> tuple[MetricCount, ...]:
         )
         for name in JUDGE_METRICS
         if name in counts
+    )
+
+
+# --- the public entry page (issue 12) ------------------------------------------------------------
+
+
+def judge_details(evaluation: Evaluation) -> JudgeDetails | None:
+    """Who judged `evaluation`'s captions: the job that completed it (its newest done job), as
+    the public entry page shows it (registered with `submissions.judge_step` at start-up). None
+    when no job finished; never the endpoint, the prompts or a verdict."""
+    job = (
+        evaluation.judge_jobs.filter(status=JobStatus.DONE)
+        .order_by("-finished_at", "-id")
+        .only("model", "rubric_version", "items_total", "items_done", "items_failed", "finished_at")
+        .first()
+    )
+    if job is None:
+        return None
+    return JudgeDetails(
+        model=job.model,
+        rubric_version=job.rubric_version,
+        items_total=job.items_total,
+        items_judged=job.items_done,
+        items_failed=job.items_failed,
+        finished_at=job.finished_at,
     )

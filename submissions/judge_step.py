@@ -1,14 +1,16 @@
 """Where a run meets the LLM judge (step 2): the hook that tells the judge a run was scored,
-publishing the judge's metrics on a run, and the copy of a finished run that a judge rerun
-works on.
+the hook through which the entry page reads who judged a run, publishing the judge's metrics on
+a run, and the copy of a finished run that a judge rerun works on.
 
-`judging` sits above this app, so it registers its callback here (JudgingConfig.ready) instead
+`judging` sits above this app, so it registers its callbacks here (JudgingConfig.ready) instead
 of being imported.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
 from functools import partial
 from typing import Any
 
@@ -38,6 +40,37 @@ def add_scored_listener(listener: Callable[[int], None]) -> None:
 def notify_scored(evaluation_id: int) -> None:
     for listener in _scored_listeners:
         transaction.on_commit(partial(listener, evaluation_id))
+
+
+@dataclass(frozen=True)
+class JudgeDetails:
+    """Who judged a run's captions, as the public entry page says it (issue 12, point 5): the
+    judge model, the rubric's version (its content hash) and how many items were judged. No
+    endpoint address, prompt or verdict: those stay in the judging app."""
+
+    model: str
+    rubric_version: str
+    items_total: int
+    items_judged: int
+    items_failed: int
+    finished_at: datetime | None
+
+
+_judge_details_reader: Callable[[Evaluation], JudgeDetails | None] | None = None
+
+
+def set_judge_details_reader(reader: Callable[[Evaluation], JudgeDetails | None] | None) -> None:
+    """Register the function that tells who judged a run (None: forget it, for tests)."""
+    global _judge_details_reader  # one registry slot, set once at start-up
+    _judge_details_reader = reader
+
+
+def judge_details(evaluation: Evaluation) -> JudgeDetails | None:
+    """The judge's details of the job that completed `evaluation`'s judge metrics, or None
+    (no judge app installed, an imported run, not judged yet)."""
+    if _judge_details_reader is None:
+        return None
+    return _judge_details_reader(evaluation)
 
 
 def publish_judge_metrics(

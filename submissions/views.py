@@ -25,6 +25,7 @@ from . import notifications, selectors, services, verification
 from .enums import BoardKind
 from .forms import SubmissionForm
 from .models import Submission
+from .selectors.entry_page import entry_for_viewer, entry_page
 
 
 def home(request: HttpRequest) -> HttpResponse:
@@ -91,6 +92,29 @@ def about(request: HttpRequest, slug: str) -> HttpResponse:
         **_official_how(benchmark),
     }
     return render(request, "submissions/about.html", context)
+
+
+def entry(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
+    """The public page of one entry (issue 12): its metrics with their intervals, its rank
+    with its rank interval, the per-dataset values and who judged it. A published entry is
+    everyone's to see; an evaluate-only one its owner's (and maintainers'), 404 for anyone
+    else, as for an entry that does not exist."""
+    benchmark = _visible_benchmark(request, slug)
+    try:
+        submission = entry_for_viewer(benchmark, pk, viewer=request.user)
+    except Submission.DoesNotExist:
+        raise Http404("No such entry.") from None
+    page = entry_page(submission)
+    return render(
+        request,
+        "submissions/entry.html",
+        # The tab of the board the entry is on (none for an evaluate-only entry).
+        {
+            "benchmark": benchmark,
+            "tab": page.board.value if submission.publish else "",
+            "page": page,
+        },
+    )
 
 
 def _official_how(benchmark: Benchmark) -> dict[str, object]:
