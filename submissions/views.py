@@ -19,6 +19,7 @@ from benchmark.selectors import active_testset, benchmark_by_slug, public_benchm
 from core.exceptions import DomainError, InvalidName, InvalidPredictions
 
 from . import notifications, selectors, services, verification
+from .charts.rank_intervals import NARROW
 from .enums import BoardKind
 from .forms import CompareForm, SubmissionForm
 from .intervals import compare_runs
@@ -81,6 +82,7 @@ def _board_parts(
         "board": board,
         "intervals": selectors.board_intervals(rows),
         "chart": selectors.board_rank_chart(rows),
+        "narrow_chart": selectors.board_rank_chart(rows, layout=NARROW),
     }
     table = render_to_string("submissions/_board_table.html", context)
     chart = render_to_string("submissions/_rank_chart.html", context) if context["chart"] else ""

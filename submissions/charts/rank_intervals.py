@@ -13,8 +13,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-# Layout, in user units (the viewBox): the model names on the left, the plot, the tier labels
-# on the right. 12-unit text in a 760-unit drawing stays readable down to a ~600 px wide chart.
+# The wide layout, in user units (the viewBox): the model names on the left, the plot, the
+# tier labels on the right. 12-unit text in a 760-unit drawing stays readable down to a ~600 px
+# wide chart; below that the page draws the narrow layout instead (`NARROW`).
 WIDTH = 760
 LABEL_RIGHT = 214  # model names end here (text-anchor="end")
 PLOT_LEFT = 230
@@ -26,6 +27,37 @@ BOTTOM = 12
 MAX_LABEL_CHARS = 30
 MAX_TICKS = 10
 DEFAULT_LIMIT = 30
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where things go across the drawing. A phone gets its own narrow layout (shorter names,
+    fewer ticks, "T2" for "tier 2") drawn at about its own size, rather than the wide one
+    shrunk to unreadable text or scrolled sideways; CSS shows one of the two."""
+
+    name: str  # "wide" or "narrow": the SVG's class and the suffix of its ids
+    width: int
+    label_right: int
+    plot_left: int
+    plot_right: int
+    tier_label_x: int
+    max_label_chars: int
+    max_ticks: int
+    tier_prefix: str
+
+
+WIDE = Layout(
+    "wide",
+    WIDTH,
+    LABEL_RIGHT,
+    PLOT_LEFT,
+    PLOT_RIGHT,
+    TIER_LABEL_X,
+    MAX_LABEL_CHARS,
+    MAX_TICKS,
+    "tier ",
+)
+NARROW = Layout("narrow", 360, 118, 128, 326, 334, 16, 5, "T")
 
 
 @dataclass(frozen=True)
@@ -91,6 +123,7 @@ class TierBand:
     y: float
     height: float
     shaded: bool
+    label: str  # "tier 2" (wide) or "T2" (narrow)
 
     @property
     def label_y(self) -> float:
@@ -99,6 +132,7 @@ class TierBand:
 
 @dataclass(frozen=True)
 class RankChart:
+    layout: str  # the layout's name
     width: int
     height: int
     plot_left: int
@@ -141,20 +175,25 @@ def tick_step(max_rank: int, max_ticks: int = MAX_TICKS) -> int:
     return step
 
 
-def rank_ticks(max_rank: int, x_of) -> list[Tick]:
+def rank_ticks(max_rank: int, x_of, max_ticks: int = MAX_TICKS) -> list[Tick]:
     """Rank 1, then the multiples of `tick_step` up to `max_rank` (1 and 2 never crowd: a step
     of 1 or 2 starts at 1 anyway)."""
-    step = tick_step(max_rank)
+    step = tick_step(max_rank, max_ticks)
     ranks = [1] + [rank for rank in range(step, max_rank + 1, step) if rank != 1]
     return [Tick(x_of(rank), str(rank)) for rank in ranks]
 
 
 def rank_interval_chart(
-    entries: Sequence[ChartEntry], *, total: int | None = None, limit: int = DEFAULT_LIMIT
+    entries: Sequence[ChartEntry],
+    *,
+    total: int | None = None,
+    limit: int = DEFAULT_LIMIT,
+    layout: Layout = WIDE,
 ) -> RankChart:
     """The chart of the first `limit` of `entries` (in board order; `total` is the board's
-    size, for "top 30 of 1,000"). The rank axis runs from 1 to the largest rank or worst
-    place shown, so a whisker is never cut off."""
+    size, for "top 30 of 1,000") in `layout`. The rank axis runs from 1 to the largest rank or
+    worst place shown, so a whisker is never cut off."""
+    left, right = layout.plot_left, layout.plot_right
     shown = list(entries[:limit])
     total = len(entries) if total is None else total
     max_rank = max([1] + [max(entry.rank, entry.worst or 0) for entry in shown])
@@ -162,15 +201,15 @@ def rank_interval_chart(
 
     def x_of(rank: int) -> float:
         if max_rank == 1:
-            return (PLOT_LEFT + PLOT_RIGHT) / 2
-        return round(PLOT_LEFT + (rank - 1) * (PLOT_RIGHT - PLOT_LEFT) / span, 2)
+            return (left + right) / 2
+        return round(left + (rank - 1) * (right - left) / span, 2)
 
     rows = []
     for index, entry in enumerate(shown):
         has_interval = entry.best is not None and entry.worst is not None
         rows.append(
             ChartRow(
-                label=short_label(entry.label),
+                label=short_label(entry.label, layout.max_label_chars),
                 full_label=entry.label,
                 key=entry.key,
                 rank=entry.rank,
@@ -183,20 +222,21 @@ def rank_interval_chart(
                 x_worst=x_of(entry.worst) if has_interval else None,  # type: ignore[arg-type]
             )
         )
-    bands = _tier_bands(shown)
+    bands = _tier_bands(shown, layout.tier_prefix)
     plot_bottom = TOP + ROW_HEIGHT * len(shown)
     return RankChart(
-        width=WIDTH,
+        layout=layout.name,
+        width=layout.width,
         height=plot_bottom + BOTTOM,
-        plot_left=PLOT_LEFT,
-        plot_right=PLOT_RIGHT,
+        plot_left=left,
+        plot_right=right,
         plot_top=TOP,
         plot_bottom=plot_bottom,
-        label_right=LABEL_RIGHT,
-        tier_label_x=TIER_LABEL_X,
+        label_right=layout.label_right,
+        tier_label_x=layout.tier_label_x,
         axis_y=TOP - 10,
         max_rank=max_rank,
-        ticks=rank_ticks(max_rank, x_of),
+        ticks=rank_ticks(max_rank, x_of, layout.max_ticks),
         rows=rows,
         bands=bands,
         shown=len(shown),
@@ -204,7 +244,7 @@ def rank_interval_chart(
     )
 
 
-def _tier_bands(entries: Sequence[ChartEntry]) -> list[TierBand]:
+def _tier_bands(entries: Sequence[ChartEntry], prefix: str) -> list[TierBand]:
     """One band per run of consecutive rows sharing a tier (rows without a tier get none)."""
     bands: list[TierBand] = []
     start = 0
@@ -219,6 +259,7 @@ def _tier_bands(entries: Sequence[ChartEntry]) -> list[TierBand]:
                     y=TOP + ROW_HEIGHT * start,
                     height=ROW_HEIGHT * (index - start),
                     shaded=len(bands) % 2 == 0,
+                    label=f"{prefix}{tier}",
                 )
             )
         start = index

@@ -13,7 +13,7 @@ from django.db.models import Count, Max
 
 from benchmark.models import Benchmark, Metric
 
-from ..charts.rank_intervals import ChartEntry, RankChart, rank_interval_chart
+from ..charts.rank_intervals import WIDE, ChartEntry, Layout, RankChart, rank_interval_chart
 from ..enums import (
     BoardKind,
     SubmissionSource,
@@ -204,9 +204,11 @@ def board_intervals(rows: list[BoardRow]) -> BoardIntervals:
     )
 
 
-def board_rank_chart(rows: list[BoardRow], *, limit: int = RANK_CHART_ROWS) -> RankChart | None:
+def board_rank_chart(
+    rows: list[BoardRow], *, limit: int = RANK_CHART_ROWS, layout: Layout = WIDE
+) -> RankChart | None:
     """The rank-interval chart of a board's first `limit` rows in rank order (whatever order
-    `rows` are in), or None until every row has its rank interval."""
+    `rows` are in) in `layout`, or None until every row has its rank interval."""
     if not board_intervals(rows).ready:
         return None
     in_rank_order = sorted(rows, key=lambda row: row.rank)
@@ -221,7 +223,7 @@ def board_rank_chart(rows: list[BoardRow], *, limit: int = RANK_CHART_ROWS) -> R
         )
         for row in in_rank_order
     ]
-    return rank_interval_chart(entries, total=len(entries), limit=limit)
+    return rank_interval_chart(entries, total=len(entries), limit=limit, layout=layout)
 
 
 def board_rows(

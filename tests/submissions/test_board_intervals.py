@@ -158,7 +158,7 @@ def test_the_cached_table_shows_the_rank_intervals_once_computed(
     after = get(client, COMMUNITY)
     assert "computing…" not in after
     assert "1\N{EN DASH}1" in after
-    assert '<svg class="rank-chart-svg"' in after
+    assert '<svg class="rank-chart-svg wide"' in after
     with django_assert_num_queries(3):
         assert get(client, COMMUNITY) == after
 
@@ -226,11 +226,13 @@ def test_the_chart_draws_every_entry_with_its_whisker_and_a_table_fallback(
 ):
     compute_rank_intervals(interval_benchmark)
     content = get(client, COMMUNITY)
-    svg = re.search(r"<svg class=\"rank-chart-svg\"(.*?)</svg>", content, re.S)[0]
+    svg = re.search(r"<svg class=\"rank-chart-svg wide\"(.*?)</svg>", content, re.S)[0]
 
     assert 'role="img"' in svg
-    assert 'aria-labelledby="rank-chart-title rank-chart-desc"' in svg
-    assert '<title id="rank-chart-title">95% rank intervals on the Community board</title>' in svg
+    assert 'aria-labelledby="rank-chart-title-wide rank-chart-desc-wide"' in svg
+    assert (
+        '<title id="rank-chart-title-wide">95% rank intervals on the Community board</title>'
+    ) in svg
     assert "on a rank axis from 1 to 4" in svg
     assert "style" not in svg  # the Content-Security-Policy refuses inline styles
     stored = board_entries()
@@ -242,6 +244,12 @@ def test_the_chart_draws_every_entry_with_its_whisker_and_a_table_fallback(
     ]
     assert len(re.findall(r"<circle ", svg)) == 4
     assert re.findall(r'<rect class="tier-band"[^>]*height="(\d+)"', svg) == ["22", "44", "22"]
+    assert re.findall(r">(tier \d)</text>", svg) == ["tier 1", "tier 2", "tier 3"]
+    # The phone's drawing: the same rows, its own ids, shorter tier labels.
+    narrow = re.search(r"<svg class=\"rank-chart-svg narrow\"(.*?)</svg>", content, re.S)[0]
+    assert 'aria-labelledby="rank-chart-title-narrow rank-chart-desc-narrow"' in narrow
+    assert re.findall(r'<g class="rank-chart-row"><title>([^<]+)</title>', narrow) == titles
+    assert re.findall(r">(T\d)</text>", narrow) == ["T1", "T2", "T3"]
     fallback = parse_table(content[content.index('<details class="chart-table">') :], "compact")
     assert [[text for _, text in row] for row in fallback.rows] == [
         ["Rank", "Model", "Rank interval", "Tier"],

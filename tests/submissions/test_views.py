@@ -188,7 +188,7 @@ def test_the_official_board_shows_ranks_medals_badges_and_highlights(client, boa
     assert f'<a href="/b/medvidbench/entries/{alpha.pk}/">Alpha</a>' in content
     assert (
         '<a class="model-link" href="https://example.org/alpha" rel="nofollow noopener"'
-        ' title="The model\'s own page" aria-label="Alpha: the model\'s own page">↗</a>'
+        ' title="Model page">↗</a>'
     ) in content
     assert "Delta" not in content
 

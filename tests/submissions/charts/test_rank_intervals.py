@@ -7,6 +7,7 @@ import pytest
 
 from submissions.charts import rank_intervals
 from submissions.charts.rank_intervals import (
+    NARROW,
     PLOT_LEFT,
     PLOT_RIGHT,
     ROW_HEIGHT,
@@ -147,3 +148,20 @@ def test_the_chart_module_imports_no_django():
         if isinstance(node, ast.ImportFrom) and node.module
     }
     assert "django" not in imported
+
+
+def test_the_narrow_layout_fits_a_phone_with_shorter_names_and_fewer_ticks():
+    board = entries(*[(rank, rank, rank + 2, 1 + rank // 10) for rank in range(1, 31)])
+    board[0] = ChartEntry("An extraordinarily long model name", 1, 1, 3, 1, key=1)
+    chart = rank_interval_chart(board, layout=NARROW)
+
+    assert (chart.layout, chart.width) == ("narrow", 360)
+    assert chart.rows[0].label == "An extraordinar…"
+    assert [tick.label for tick in chart.ticks] == ["1", "10", "20", "30"]
+    assert [band.label for band in chart.bands] == ["T1", "T2", "T3", "T4"]
+    for row in chart.rows:
+        assert NARROW.plot_left <= row.x_best <= row.x_rank <= row.x_worst <= NARROW.plot_right
+    assert NARROW.label_right < NARROW.plot_left < NARROW.plot_right < NARROW.tier_label_x < 360
+    wide = rank_interval_chart(board)
+    assert [band.label for band in wide.bands] == ["tier 1", "tier 2", "tier 3", "tier 4"]
+    assert [row.y for row in wide.rows] == [row.y for row in chart.rows]
