@@ -118,3 +118,39 @@ class SubmissionForm(forms.Form):
     def predictions_bytes(self) -> bytes:
         """The uploaded file's content, read once by `clean_predictions`."""
         return self._predictions
+
+
+class CompareForm(forms.Form):
+    """The compare page's two selects (a GET form): any two different entries among those the
+    viewer may compare (`selectors.comparable_entries`). An id that is not among them, absent
+    or hidden alike, gets the same message, so the form never confirms a hidden entry."""
+
+    INVALID = "There is no entry #%(value)s on this benchmark that you can compare. Pick one from the list."
+
+    a = forms.TypedChoiceField(
+        label="Entry A",
+        coerce=int,
+        error_messages={"required": "Pick entry A.", "invalid_choice": INVALID},
+    )
+    b = forms.TypedChoiceField(
+        label="Entry B",
+        coerce=int,
+        error_messages={"required": "Pick entry B.", "invalid_choice": INVALID},
+    )
+
+    def __init__(self, *args: Any, entries: list[Any], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        choices = [("", "— pick an entry —")] + [
+            (str(entry.submission_id), entry.label) for entry in entries
+        ]
+        self.fields["a"].choices = choices
+        self.fields["b"].choices = choices
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
+        if cleaned.get("a") is not None and cleaned.get("a") == cleaned.get("b"):
+            raise forms.ValidationError(
+                "Pick two different entries: an entry compared with itself differs by 0.",
+                code="same_entry",
+            )
+        return cleaned

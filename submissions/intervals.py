@@ -22,7 +22,7 @@ from django.utils import timezone
 
 from benchmark import scoring
 from benchmark.enums import RankingScope
-from benchmark.models import Benchmark
+from benchmark.models import Benchmark, Metric
 from benchmark.scoring.bootstrap import (
     DEFAULT_LEVEL,
     PairedDifference,
@@ -384,7 +384,7 @@ def compare_runs(benchmark: Benchmark, a: Evaluation, b: Evaluation) -> Comparis
         paired=not reason,
         unpaired_reason=reason,
         verdicts=verdicts,
-        summary=_summary(a, b, verdicts),
+        summary=_summary(a, b, verdicts, pending=_pending_metrics(metrics, a, b)),
     )
 
 
@@ -433,12 +433,30 @@ def _metric_count(count: int) -> str:
     return f"{count} metric" + ("" if count == 1 else "s")
 
 
-def _summary(a: Evaluation, b: Evaluation, verdicts: Mapping[str, str | None]) -> str:
+def _pending_metrics(metrics: Sequence[Metric], a: Evaluation, b: Evaluation) -> set[str]:
+    """The judge metrics either run has no value for yet: pending, not missing."""
+    return {
+        metric.key
+        for metric in metrics
+        if metric.is_judge_metric
+        and (_point(a, metric.key) is None or _point(b, metric.key) is None)
+    }
+
+
+def _summary(
+    a: Evaluation,
+    b: Evaluation,
+    verdicts: Mapping[str, str | None],
+    *,
+    pending: set[str] | frozenset[str] = frozenset(),
+) -> str:
     """One plain sentence: "A is better on 4 metrics; the test set cannot tell them apart on
-    6." (and B's share, and metrics without an interval, when there are any)."""
+    6." (and B's share, the judge metrics still pending, and other metrics without an
+    interval, when there are any)."""
     name_a, name_b = a.submission.model_name, b.submission.model_name
     tally = {kind: sum(1 for v in verdicts.values() if v == kind) for kind in ("a", "b", "tied")}
-    missing = sum(1 for v in verdicts.values() if v is None)
+    waiting = sum(1 for key, v in verdicts.items() if v is None and key in pending)
+    missing = sum(1 for key, v in verdicts.items() if v is None and key not in pending)
     parts = []
     if tally["a"]:
         parts.append(f"{name_a} is better on {_metric_count(tally['a'])}")
@@ -446,8 +464,12 @@ def _summary(a: Evaluation, b: Evaluation, verdicts: Mapping[str, str | None]) -
         parts.append(f"{name_b} is better on {_metric_count(tally['b'])}")
     if tally["tied"]:
         parts.append(f"the test set cannot tell them apart on {_metric_count(tally['tied'])}")
+    if waiting:
+        verb = "is" if waiting == 1 else "are"
+        parts.append(f"{_metric_count(waiting)} {verb} pending (not judged yet)")
     if missing:
-        parts.append(f"{_metric_count(missing)} have no interval to decide on")
+        verb = "has" if missing == 1 else "have"
+        parts.append(f"{_metric_count(missing)} {verb} no interval to decide on")
     if not parts:
         return "There is nothing to compare."
     sentence = "; ".join(parts)

@@ -18,6 +18,7 @@ urlpatterns = [
     path("b/<slug:slug>/about/", views.about, name="about"),
     path("b/<slug:slug>/submit/", views.submit, name="submit"),
     path("b/<slug:slug>/entries/<int:pk>/", views.entry, name="entry"),
+    path("b/<slug:slug>/compare/", views.compare, name="compare"),
     path("submissions/", views.my_submissions, name="mine"),
     path("submissions/notifications/read/", views.notifications_read, name="notifications_read"),
     path("submissions/<int:pk>/", views.submission_detail, name="detail"),

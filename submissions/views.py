@@ -22,8 +22,10 @@ from benchmark.selectors import active_testset, benchmark_by_slug, public_benchm
 from core.exceptions import DomainError, DuplicatePredictions, InvalidName, InvalidPredictions
 
 from . import notifications, selectors, services, verification
+from .charts.rank_intervals import NARROW
 from .enums import BoardKind
-from .forms import SubmissionForm
+from .forms import CompareForm, SubmissionForm
+from .intervals import compare_runs
 from .models import Submission
 from .selectors.entry_page import entry_for_viewer, entry_page
 
@@ -37,48 +39,82 @@ def home(request: HttpRequest) -> HttpResponse:
 
 
 def board(request: HttpRequest, slug: str, board: str = BoardKind.OFFICIAL) -> HttpResponse:
-    """One board table (Official or Community), sorted by `?sort=<column>&dir=asc|desc`."""
+    """One board table (Official or Community), sorted by `?sort=<column>&dir=asc|desc`, and
+    the chart of its rank intervals."""
     benchmark = _visible_benchmark(request, slug)
     metrics = list(benchmark.metrics.all())
     sort = selectors.parse_board_sort(request.GET.get("sort"), request.GET.get("dir"), metrics)
     summary = selectors.board_summary(benchmark)
+    table, chart = _board_parts(benchmark, BoardKind(board), sort, metrics, summary)
     context = {
         "benchmark": benchmark,
         "tab": board,
         "board": BoardKind(board),
         "summary": summary,
         "count": summary.counts[board],
-        "table": _board_table(benchmark, BoardKind(board), sort, metrics, summary),
+        "table": table,
+        "chart": chart,
         **_official_how(benchmark),
     }
     return render(request, "submissions/board.html", context)
 
 
-def _board_table(
+def _board_parts(
     benchmark: Benchmark,
     board: BoardKind,
     sort: selectors.BoardSort,
     metrics: list[Metric],
     summary: selectors.BoardSummary,
-) -> SafeString:
-    """The table's HTML, cached per board, sort and recompute: the same for every viewer, and
-    it only changes when `recompute_board` runs (which moves `computed_at`, hence the key). A
-    cache hit costs no query beyond the page's three; a miss reads the rows in one."""
+) -> tuple[SafeString, SafeString]:
+    """The table's and the rank-interval chart's HTML, cached per board, sort and recompute:
+    the same for every viewer, and they only change when `recompute_board` or
+    `compute_rank_intervals` runs (both move `computed_at`, hence the key). A cache hit costs
+    no query beyond the page's three; a miss reads the rows in one."""
     key = None
     if summary.computed_at is not None and settings.PODIUM_BOARD_CACHE_SECONDS > 0:
         stamp = summary.computed_at.timestamp()
-        key = f"podium:board:{benchmark.pk}:{board}:{stamp}:{sort.key}:{sort.direction}"
+        key = f"podium:board:v2:{benchmark.pk}:{board}:{stamp}:{sort.key}:{sort.direction}"
         cached = cache.get(key)
         if cached is not None:
-            return mark_safe(cached)  # our own rendered template, escaped when rendered
+            # our own rendered templates, escaped when rendered
+            return mark_safe(cached[0]), mark_safe(cached[1])
     rows = selectors.board_rows(benchmark, board=board, sort=sort, metrics=metrics)
-    columns = selectors.board_columns(metrics, sort)
-    html = render_to_string(
-        "submissions/_board_table.html", {"rows": rows, "columns": columns, "board": board}
-    )
+    context = {
+        "benchmark": benchmark,
+        "rows": rows,
+        "columns": selectors.board_columns(metrics, sort),
+        "board": board,
+        "intervals": selectors.board_intervals(rows),
+        "chart": selectors.board_rank_chart(rows),
+        "narrow_chart": selectors.board_rank_chart(rows, layout=NARROW),
+    }
+    table = render_to_string("submissions/_board_table.html", context)
+    chart = render_to_string("submissions/_rank_chart.html", context) if context["chart"] else ""
     if key is not None:
-        cache.set(key, html, settings.PODIUM_BOARD_CACHE_SECONDS)
-    return mark_safe(html)  # our own rendered template, escaped when rendered
+        cache.set(key, (table, chart), settings.PODIUM_BOARD_CACHE_SECONDS)
+    return mark_safe(table), mark_safe(chart)  # our own rendered templates, escaped when rendered
+
+
+def compare(request: HttpRequest, slug: str) -> HttpResponse:
+    """Two entries side by side (`?a=<submission id>&b=<submission id>`): per metric a - b with
+    its paired 95% interval and p-value, per dataset the differences, one plain sentence.
+    The selects list the entries the viewer may see (`selectors.comparable_entries`); a
+    missing, unknown or hidden id re-shows the form with the reason (400)."""
+    benchmark = _visible_benchmark(request, slug)
+    entries = selectors.comparable_entries(benchmark, viewer=request.user)
+    form = CompareForm(request.GET or None, entries=entries)
+    context: dict[str, object] = {"benchmark": benchmark, "tab": "compare", "form": form}
+    if form.is_valid():
+        metrics = list(benchmark.metrics.all())
+        a, b = selectors.comparable_runs(entries, form.cleaned_data["a"], form.cleaned_data["b"])
+        comparison = compare_runs(benchmark, a, b)
+        context |= {
+            "comparison": comparison,
+            "lines": selectors.compare_lines(comparison, metrics),
+            "datasets": selectors.dataset_lines(comparison, metrics),
+        }
+    status = 400 if form.is_bound and not form.is_valid() else 200
+    return render(request, "submissions/compare.html", context, status=status)
 
 
 def about(request: HttpRequest, slug: str) -> HttpResponse:

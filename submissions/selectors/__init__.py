@@ -1,25 +1,40 @@
 """Reads for submissions, their runs and the boards. Each takes the viewer where visibility
 depends on who asks, so views never re-derive who may see what: `entries` (entries, runs and
 the ranking's inputs), `boards` (the board pages and About), `status` (a submission's own
-pages) and `comparisons` (the run each side of a comparison shows), every name found here too."""
+pages) and `compare` (the entries two people may compare, and the run each side shows, for the
+compare page and the API), every name found here too."""
 
 from .boards import (
     FIXED_SORT_COLUMNS,
     MEDALS,
     NUMBERED_LINE,
+    RANK_CHART_ROWS,
     BoardCell,
     BoardColumn,
+    BoardIntervals,
     BoardRow,
     BoardSort,
     BoardSummary,
     TextBlock,
     about_blocks,
     board_columns,
+    board_intervals,
+    board_rank_chart,
     board_rows,
     board_summary,
     first_click_descending,
+    mark_tier_starts,
     parse_board_sort,
     sort_board_rows,
+)
+from .compare import (
+    ComparableEntry,
+    CompareLine,
+    DatasetLine,
+    comparable_entries,
+    comparable_runs,
+    compare_lines,
+    dataset_lines,
 )
 from .comparisons import compared_run
 from .entries import (
@@ -57,14 +72,19 @@ __all__ = [
     "NUMBERED_LINE",
     "POLLING_STATES",
     "PROGRESS_STEPS",
+    "RANK_CHART_ROWS",
     "UNPARSED_EXAMPLES_SHOWN",
     "UNPARSED_EXAMPLE_CHARS",
     "BoardCell",
     "BoardColumn",
+    "BoardIntervals",
     "BoardRow",
     "BoardSort",
     "BoardSummary",
+    "ComparableEntry",
+    "CompareLine",
     "DatasetBreakdown",
+    "DatasetLine",
     "MetricLine",
     "Step",
     "SubmissionStatus",
@@ -75,11 +95,18 @@ __all__ = [
     "about_blocks",
     "board_candidates",
     "board_columns",
+    "board_intervals",
+    "board_rank_chart",
     "board_rows",
     "board_summary",
+    "comparable_entries",
+    "comparable_runs",
+    "compare_lines",
     "compared_run",
+    "dataset_lines",
     "first_click_descending",
     "latest_evaluation",
+    "mark_tier_starts",
     "metric_specs",
     "metric_value",
     "newest_scored_run",

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 from urllib.parse import urlencode
@@ -12,6 +13,7 @@ from django.db.models import Count, Max
 
 from benchmark.models import Benchmark, Metric
 
+from ..charts.rank_intervals import WIDE, ChartEntry, Layout, RankChart, rank_interval_chart
 from ..enums import (
     BoardKind,
     SubmissionSource,
@@ -20,6 +22,9 @@ from ..models import BoardEntry
 from .entries import metric_value
 
 MEDALS = {1: "🥇", 2: "🥈", 3: "🥉"}
+# The rank-interval chart under a board shows its first rows only (a 1,000-row chart says
+# nothing a reader can take in); the table below it has them all.
+RANK_CHART_ROWS = 30
 
 # --- the board pages -------------------------------------------------------------------------------
 
@@ -131,6 +136,9 @@ class BoardCell:
     text: str
     css: str  # "best", "second", "pending", "missing" or ""
     note: str = ""  # "over 2,460 of 2,472 items": a judge metric accepted over a subset
+    # How sure the value is, for the cell's tooltip: "95% interval 0.512-0.604" (an en dash), "no interval
+    # (imported)", "no interval" (issue 12).
+    interval: str = ""
 
 
 @dataclass(frozen=True)
@@ -152,6 +160,70 @@ class BoardRow:
     listed_at: datetime
     values: dict[str, float | None]
     cells: list[BoardCell]
+    # Issue 12: the 95% rank interval and the statistical tier within the board (None until
+    # `compute_rank_intervals` wrote them, or when no row has replicates); `has_intervals` is
+    # False for a row without per-sample data (an imported result: "no interval (imported)").
+    rank_best: int | None = None
+    rank_worst: int | None = None
+    tier: int | None = None
+    has_intervals: bool = True
+    # The first row of a tier in the order shown (only when the table is in rank order): the
+    # table draws a separator above it.
+    tier_start: bool = False
+
+    @property
+    def rank_interval(self) -> str:
+        """ "2-5" (with an en dash), or "" without one."""
+        if self.rank_best is None or self.rank_worst is None:
+            return ""
+        return f"{self.rank_best}\N{EN DASH}{self.rank_worst}"
+
+
+@dataclass(frozen=True)
+class BoardIntervals:
+    """What a board table says about its rank intervals as a whole: `ready` when every row has
+    one, `computing` when rows have metric intervals but the background task has not written
+    the rank intervals yet, neither when no row has per-sample data (nothing will come)."""
+
+    ready: bool
+    computing: bool
+    has_tiers: bool
+    # Some row has metric intervals, or rank intervals are shown: only then does a row without
+    # metric intervals say so (a board of imported rows alone says nothing about intervals).
+    any_intervals: bool
+
+
+def board_intervals(rows: list[BoardRow]) -> BoardIntervals:
+    ready = bool(rows) and all(row.rank_best is not None for row in rows)
+    with_intervals = any(row.has_intervals for row in rows)
+    return BoardIntervals(
+        ready=ready,
+        computing=not ready and with_intervals,
+        has_tiers=ready and all(row.tier is not None for row in rows),
+        any_intervals=ready or with_intervals,
+    )
+
+
+def board_rank_chart(
+    rows: list[BoardRow], *, limit: int = RANK_CHART_ROWS, layout: Layout = WIDE
+) -> RankChart | None:
+    """The rank-interval chart of a board's first `limit` rows in rank order (whatever order
+    `rows` are in) in `layout`, or None until every row has its rank interval."""
+    if not board_intervals(rows).ready:
+        return None
+    in_rank_order = sorted(rows, key=lambda row: row.rank)
+    entries = [
+        ChartEntry(
+            label=row.model_name,
+            rank=row.rank,
+            best=row.rank_best,
+            worst=row.rank_worst,
+            tier=row.tier,
+            key=row.submission_id,
+        )
+        for row in in_rank_order
+    ]
+    return rank_interval_chart(entries, total=len(entries), limit=limit, layout=layout)
 
 
 def board_rows(
@@ -176,12 +248,31 @@ def board_rows(
         .order_by("rank")
     )
     rows = [_board_row(entry, metrics) for entry in entries]
-    return sort_board_rows(rows, sort or BoardSort())
+    sort = sort or BoardSort()
+    return mark_tier_starts(sort_board_rows(rows, sort), sort)
+
+
+def mark_tier_starts(rows: list[BoardRow], sort: BoardSort) -> list[BoardRow]:
+    """`rows` with `tier_start` set on each row whose tier differs from the row above, when
+    they are in rank order (either way); sorted by another column, tiers are not contiguous
+    and nothing is marked. The first row is never marked (nothing above it to separate)."""
+    if sort.key != "rank":
+        return rows
+    marked = rows[:1]
+    for above, row in itertools.pairwise(rows):
+        start = row.tier is not None and above.tier is not None and row.tier != above.tier
+        marked.append(replace(row, tier_start=True) if start else row)
+    return marked
 
 
 def _board_row(entry: BoardEntry, metrics: list[Metric]) -> BoardRow:
     submission = entry.submission
     values = {metric.key: metric_value(entry.values.get(metric.key)) for metric in metrics}
+    has_intervals = bool(entry.intervals)
+    is_imported = submission.source == SubmissionSource.IMPORTED
+    # A run without per-sample data: an imported result, or an older run whose intervals
+    # `compute_intervals` has not filled in.
+    without = "no interval (imported)" if is_imported else "no interval (no per-sample data)"
     cells = []
     for metric in metrics:
         value = values[metric.key]
@@ -194,7 +285,8 @@ def _board_row(entry: BoardEntry, metrics: list[Metric]) -> BoardRow:
             text = f"{value:.{metric.display_decimals}f}"
             over = entry.judged_over.get(metric.key)
             note = f"over {over['judged']:,} of {over['items']:,} items" if over else ""
-            cells.append(BoardCell(text, entry.highlights.get(metric.key, ""), note))
+            interval = _interval_text(entry.intervals, metric) if has_intervals else without
+            cells.append(BoardCell(text, entry.highlights.get(metric.key, ""), note, interval))
     return BoardRow(
         submission_id=submission.pk,
         rank=entry.rank,
@@ -206,12 +298,28 @@ def _board_row(entry: BoardEntry, metrics: list[Metric]) -> BoardRow:
         team=submission.team_name or submission.institution,
         is_verified=submission.is_verified,
         is_baseline=submission.is_baseline,
-        is_imported=submission.source == SubmissionSource.IMPORTED,
+        is_imported=is_imported,
         verified_at=submission.verified_at,
         listed_at=entry.listed_at,
         values=values,
         cells=cells,
+        rank_best=entry.rank_best,
+        rank_worst=entry.rank_worst,
+        tier=entry.tier,
+        has_intervals=has_intervals,
     )
+
+
+def _interval_text(intervals: dict[str, Any], metric: Metric) -> str:
+    """A metric cell's tooltip: its 95% interval at the column's decimals."""
+    found = intervals.get(metric.key)
+    if not found:
+        return "no interval"
+    low, high = (metric_value(bound) for bound in found)
+    if low is None or high is None:
+        return "no interval"
+    decimals = metric.display_decimals
+    return f"95% interval {low:.{decimals}f}\N{EN DASH}{high:.{decimals}f}"
 
 
 def sort_board_rows(rows: list[BoardRow], sort: BoardSort) -> list[BoardRow]:

@@ -325,7 +325,6 @@ def test_the_page_takes_a_fixed_number_of_queries(
 # --- the link to the comparison with the leader --------------------------------------------------
 
 
-@pytest.mark.urls("tests.submissions.urls_with_compare")
 def test_the_page_links_to_the_comparison_with_the_boards_leader(board):
     leader = BoardEntry.objects.filter(board="community").order_by("rank").first().submission
     compare = reverse("submissions:compare", args=[leader.benchmark.slug])

@@ -163,8 +163,10 @@ def test_the_official_board_shows_ranks_medals_badges_and_highlights(client, boa
     assert [text for _, text in header] == ["Rank ▲", "Model", "Team", *METRIC_KEYS, "Date"]
     # Global ranks: Epsilon (2) and Delta (5) are on the Community board.
     assert [row[0][1] for row in rows] == ["🥇1avg 1.40", "🥉3avg 1.50", "4avg 1.80"]
+    # The model's own page is the small arrow beside its name (issue 12: the name links to
+    # the entry's page on Podium).
     assert [row[1][1] for row in rows] == [
-        "Alpha ✓ verified",
+        "Alpha ↗ ✓ verified",
         "Beta ✓ verified baseline",
         "Gamma ✓ verified",
     ]
@@ -182,7 +184,12 @@ def test_the_official_board_shows_ranks_medals_badges_and_highlights(client, boa
     ]
     assert [row[-1][1] for row in rows] == ["2026-04-15"] * 3  # the verification date
     content = get(client, "/b/medvidbench/")
-    assert '<a href="https://example.org/alpha" rel="nofollow noopener">Alpha</a>' in content
+    alpha = Submission.objects.get(model_name="Alpha")
+    assert f'<a href="/b/medvidbench/entries/{alpha.pk}/">Alpha</a>' in content
+    assert (
+        '<a class="model-link" href="https://example.org/alpha" rel="nofollow noopener"'
+        ' title="Model page">↗</a>'
+    ) in content
     assert "Delta" not in content
 
 
