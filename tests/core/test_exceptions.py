@@ -2,6 +2,7 @@ import pytest
 
 from core.exceptions import (
     DomainError,
+    DuplicatePredictions,
     InvalidName,
     InvalidPredictions,
     InvalidTestSet,
@@ -22,6 +23,7 @@ pytestmark = pytest.mark.unit
         InvalidTestSet,
         JudgeUnavailable,
         InvalidName,
+        DuplicatePredictions,
     ],
 )
 def test_every_domain_error_is_caught_as_domain_error(error_class):
@@ -44,6 +46,7 @@ def test_the_domain_errors_are_siblings():
         "JudgeUnavailable",
         "InvalidRubric",
         "InvalidName",
+        "DuplicatePredictions",
     }
 
 

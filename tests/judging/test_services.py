@@ -126,9 +126,9 @@ def test_a_rerun_of_a_finished_job_makes_no_call(scored_run, standin):
 def test_the_cache_serves_another_submission_with_the_same_answers(scored_run, standin, upload):
     run(services.start_judge(scored_run, enqueue=False))
     standin.reset_counters()
-    submission = create_submission(
+    submission = create_submission(  # the same person's second entry with the same file
         scored_run.submission.benchmark,
-        owner=UserFactory(),
+        owner=scored_run.submission.owner,
         details=SubmissionDetails(model_name="Copycat"),
         predictions=upload(),
     )

@@ -120,14 +120,14 @@ def test_a_job_survives_its_worker_being_killed(judged_benchmark, upload, standi
     assert not JudgeJob.objects.filter(status=JobStatus.RUNNING).exists()
 
 
-def long_job_submission(benchmark, upload, name):
+def long_job_submission(benchmark, upload, name, owner=None):
     predictions = [
         *CAPTION_PREDICTIONS,
         "\n".join(f"{10 * n}.0-{10 * n + 10}.0 seconds: step {n} done." for n in range(EVENTS)),
     ]
     submission = create_submission(
         benchmark,
-        owner=UserFactory(),
+        owner=owner or UserFactory(),
         details=SubmissionDetails(model_name=name),
         predictions=upload(predictions),
     )
@@ -206,8 +206,10 @@ def test_two_concurrent_jobs_over_the_same_captions_pay_each_prompt_once(
     judged_benchmark.save(update_fields=["judge_auto_start"])
     JudgeEndpoint.objects.update(concurrency=CONCURRENCY)
     standin.faults = Faults(latency=0.05)
-    first = long_job_submission(judged_benchmark, upload, "First")
-    second = long_job_submission(judged_benchmark, upload, "Second")
+    # One person's two entries: the same file from another account would be refused as a copy.
+    owner = UserFactory()
+    first = long_job_submission(judged_benchmark, upload, "First", owner)
+    second = long_job_submission(judged_benchmark, upload, "Second", owner)
     jobs = [services.start_judge(first), services.start_judge(second)]
     prompts = jobs[0].items.values("prompt_sha256").distinct().count()
 
