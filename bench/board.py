@@ -5,7 +5,8 @@
 Works in a throwaway SQLite database in a temporary folder (never the configured database):
 MedVidBench with `--entries` published entries (a third verified, a fifth with their judge
 metrics pending), inserted with bulk_create (a bench fixture: the rows are written directly,
-not through the services), then `recompute_board` once (timed). It then times GETs of the
+not through the services), each run with stored bootstrap replicates (unless
+`--no-intervals`), then `recompute_board` once (timed) and the rank intervals and tiers. It then times GETs of the
 Official board through django.test.Client with the test settings (DEBUG off, the local-memory
 cache): the warm page as every visitor but the first after a recompute gets it, the cold page
 (the cache cleared before each request: the table is rendered from the rows), and the warm
@@ -99,6 +100,40 @@ def build_board(entries: int, seed: int):
     return benchmark
 
 
+def add_replicates(benchmark, replicates: int, seed: int) -> int:
+    """Every run gets stored replicates (B x 10 values around its metrics, NaN for pending
+    judge metrics; a bench fixture written directly), as scoring stores them (issue 12)."""
+    import numpy as np
+    from django.utils import timezone
+
+    from benchmark.scoring.tasks import METRIC_NAMES
+    from submissions.intervals import VALUES_DTYPE
+    from submissions.models import Evaluation, RunReplicates
+
+    generator = np.random.default_rng(seed)
+    rows = []
+    for run in Evaluation.objects.filter(submission__benchmark=benchmark).only("pk", "metrics"):
+        matrix = np.full((len(METRIC_NAMES), replicates), np.nan)
+        for index, key in enumerate(METRIC_NAMES):
+            value = run.metrics.get(key)
+            if value is not None:
+                matrix[index] = value + generator.normal(0.0, 0.01, replicates)
+        rows.append(
+            RunReplicates(
+                evaluation=run,
+                test_set_checksum="0" * 64,
+                replicates=replicates,
+                contributions=b"",
+                values=np.ascontiguousarray(matrix, dtype=VALUES_DTYPE).tobytes(),
+                metric_keys=list(METRIC_NAMES),
+                intervals={},
+                computed_at=timezone.now(),
+            )
+        )
+    RunReplicates.objects.bulk_create(rows, batch_size=200)
+    return len(rows)
+
+
 def timed_gets(client, url: str, count: int, *, before=None) -> list[float]:
     times = []
     for _ in range(count):
@@ -116,6 +151,11 @@ def main() -> None:
     parser.add_argument("--entries", type=int, default=1000)
     parser.add_argument("--requests", type=int, default=200)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--no-intervals",
+        action="store_true",
+        help="leave the runs without replicates (no intervals, rank intervals or tiers)",
+    )
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="podium-bench-") as folder:
@@ -126,9 +166,17 @@ def main() -> None:
         from submissions.services import recompute_board
 
         benchmark = build_board(args.entries, args.seed)
+        if not args.no_intervals:
+            add_replicates(benchmark, benchmark.bootstrap_replicates, args.seed)
         start = time.perf_counter()
         rows = recompute_board(benchmark)
         recompute_ms = (time.perf_counter() - start) * 1000
+        if not args.no_intervals:
+            from submissions.intervals import compute_rank_intervals
+
+            started = time.perf_counter()
+            compute_rank_intervals(benchmark)
+            print(f"rank intervals and tiers: {time.perf_counter() - started:.2f} s")
         official = sum(row.board == "official" for row in rows)
         print(
             f"{len(rows)} entries ({official} official, {len(rows) - official} community); "

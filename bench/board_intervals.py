@@ -27,39 +27,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from board import build_board, setup_django  # noqa: E402  (bench/ is first on sys.path)
-
-
-def add_replicates(benchmark, replicates: int, seed: int) -> int:
-    import numpy as np
-    from django.utils import timezone
-
-    from benchmark.scoring.tasks import METRIC_NAMES
-    from submissions.intervals import VALUES_DTYPE
-    from submissions.models import Evaluation, RunReplicates
-
-    generator = np.random.default_rng(seed)
-    rows = []
-    for run in Evaluation.objects.filter(submission__benchmark=benchmark).only("pk", "metrics"):
-        matrix = np.full((len(METRIC_NAMES), replicates), np.nan)
-        for index, key in enumerate(METRIC_NAMES):
-            value = run.metrics.get(key)
-            if value is not None:
-                matrix[index] = value + generator.normal(0.0, 0.01, replicates)
-        rows.append(
-            RunReplicates(
-                evaluation=run,
-                test_set_checksum="0" * 64,
-                replicates=replicates,
-                contributions=b"",
-                values=np.ascontiguousarray(matrix, dtype=VALUES_DTYPE).tobytes(),
-                metric_keys=list(METRIC_NAMES),
-                intervals={},
-                computed_at=timezone.now(),
-            )
-        )
-    RunReplicates.objects.bulk_create(rows, batch_size=200)
-    return len(rows)
+from board import add_replicates, build_board, setup_django  # noqa: E402  (bench/ is first)
 
 
 def main() -> None:
