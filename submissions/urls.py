@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from . import views
+from . import owner_views, views
 from .enums import BoardKind
 
 app_name = "submissions"
@@ -23,4 +23,6 @@ urlpatterns = [
     path("submissions/notifications/read/", views.notifications_read, name="notifications_read"),
     path("submissions/<int:pk>/", views.submission_detail, name="detail"),
     path("submissions/<int:pk>/status/", views.submission_status, name="status"),
+    path("submissions/<int:pk>/publication/", owner_views.publication, name="publication"),
+    path("submissions/<int:pk>/details/", owner_views.edit_details, name="edit_details"),
 ]

@@ -1,0 +1,92 @@
+"""What a submitter may do with their own entry after uploading it (issue 13, point 6): take it
+off the boards, publish an evaluate-only entry later, and correct the details the boards show
+(links, team, authors, institution). Each is audited and the board follows on commit.
+
+`set_published` is the one writer of `Submission.publish` after an entry was created (the
+creating writers set it once): it checks, on every path, what `create_submission` checks for a
+published entry, so an entry cannot reach a board with a name or a file a new upload could
+not have.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import IntegrityError, transaction
+
+from accounts.roles import can_view_all_entries
+from core import audit
+from core.exceptions import DomainError, InvalidName
+
+from .boards import schedule_board_refresh
+from .enums import SubmissionSource
+from .maintenance import update_entry_details
+from .models import Submission
+from .names import published_name_message, refuse_published_lookalike
+from .selectors import published_lookalike
+from .services import refuse_published_copy
+
+
+class NotYourEntry(DomainError):
+    """The actor is not the entry's owner (nor, where allowed, a maintainer)."""
+
+
+def _is_owner(actor: Any, submission: Submission) -> bool:
+    return bool(getattr(actor, "is_authenticated", False)) and actor.pk == submission.owner_id
+
+
+def set_published(
+    submission: Submission, *, publish: bool, actor: Any, note: str = ""
+) -> Submission:
+    """Put the owner's entry on the boards (`publish=True`) or take it off them (False).
+
+    Only the entry's owner decides where their entry is shown (`NotYourEntry` otherwise; the
+    maintainers move entries between the boards with the verification workflow). Publishing
+    refuses, with `create_submission`'s messages, a model name that is or looks the same as a
+    published entry's (`InvalidName`) and a file another account published
+    (`DuplicatePredictions`). An imported result is not anyone's to take off. Taking an entry
+    off keeps its runs, scores and verification: publishing it again puts it back where it
+    was (a verified entry on the Official board). Audited as
+    `submissions.submission.published` / `.unpublished` with the note; the board is
+    recomputed on commit. Returns the entry; asking for the state it is in changes nothing.
+    """
+    if not _is_owner(actor, submission):
+        raise NotYourEntry("Only the entry's owner can publish it or take it off the boards.")
+    if submission.source == SubmissionSource.IMPORTED:
+        raise NotYourEntry("An imported published result is not taken off by its owner.")
+    try:
+        with transaction.atomic():
+            locked = Submission.objects.select_for_update().get(pk=submission.pk)
+            if locked.publish == publish:
+                return locked
+            if publish:
+                refuse_published_lookalike(locked.benchmark, locked.model_name)
+                refuse_published_copy(locked.benchmark, locked.owner, locked.predictions_sha256)
+            locked.publish = publish
+            locked.save(update_fields=["publish"])
+            audit.record(
+                f"submissions.submission.{'published' if publish else 'unpublished'}",
+                actor=actor,
+                target=locked,
+                note=note,
+            )
+            schedule_board_refresh(locked.benchmark_id)
+    except IntegrityError:  # a look-alike published meanwhile (the unique indexes settle it)
+        existing = published_lookalike(submission.benchmark, submission.model_name)
+        raise InvalidName(
+            published_name_message(submission.model_name, existing, submission.benchmark)
+            if existing is not None
+            else "Another published entry has this model name.",
+            field="model_name",
+        ) from None
+    return locked
+
+
+def edit_own_entry(submission: Submission, *, actor: Any, **changes: str) -> Submission:
+    """The owner corrects their entry's presentation details (the fields and checks of
+    `maintenance.update_entry_details`, which writes and audits them, and recomputes the board
+    of a published entry). Maintainers and superusers may too (`can_view_all_entries`), as in
+    the admin; anyone else gets `NotYourEntry`."""
+    if not (_is_owner(actor, submission) or can_view_all_entries(actor)):
+        raise NotYourEntry("Only the entry's owner or a maintainer can edit its details.")
+    return update_entry_details(submission, actor=actor, **changes)
