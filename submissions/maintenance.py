@@ -1,7 +1,8 @@
-"""Maintainers' writes on other people's entries that are not verification moves (those have
-their one writer, `services.set_verification_status`): scoring an entry again and correcting
-the details a board shows next to it. The admin's actions and change page call these; each is
-audited with the person who did it (issue 6).
+"""Writes on an entry that are not verification moves (those have their one writer,
+`services.set_verification_status`): scoring an entry again and correcting the details a board
+shows next to it. The admin's actions and change page call these for maintainers, and
+`owner_actions.edit_own_entry` for the entry's owner; each is audited with the person who did
+it (issue 6, issue 13).
 """
 
 from __future__ import annotations
