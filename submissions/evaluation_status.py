@@ -14,7 +14,7 @@ from core.workers import worker_id
 from .boards import schedule_board_refresh
 from .enums import STATUS_TIMESTAMP_FIELD, EvaluationStatus
 from .models import Evaluation
-from .notifications import evaluation_failed_on_commit
+from .notifications import evaluation_failed_on_commit, evaluation_finished_on_commit
 
 
 def set_evaluation_status(
@@ -53,6 +53,10 @@ def set_evaluation_status(
         evaluation.worker, evaluation.heartbeat_at = worker_id(), getattr(evaluation, stamp)
         fields += ["worker", "heartbeat_at"]
     evaluation.save(update_fields=fields)
+    if new == EvaluationStatus.COMPLETE or (
+        new == EvaluationStatus.SCORED and current == EvaluationStatus.SCORING
+    ):
+        evaluation_finished_on_commit(evaluation)  # told once the numbers have committed
     audit.record(
         f"submissions.evaluation.{new.value}",
         actor=actor,

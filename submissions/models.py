@@ -324,6 +324,9 @@ class NotificationKind(models.TextChoices):
     SCORING_FAILED = "scoring_failed", "Scoring failed"
     JUDGE_FAILED = "judge_failed", "LLM judge failed"
     JUDGE_HELD = "judge_held", "LLM judge waiting for a maintainer"
+    # Issue 13: the submitter hears when the numbers are in, not only when something failed.
+    SCORED = "scored", "Scored"
+    COMPLETE = "complete", "Results complete"
 
 
 class Notification(models.Model):

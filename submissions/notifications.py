@@ -26,8 +26,8 @@ from django.utils import timezone
 
 from core.text import one_line
 
-from .enums import VerificationStatus
-from .models import Evaluation, Notification, NotificationKind, Submission
+from .enums import EvaluationStatus, VerificationStatus
+from .models import BoardEntry, Evaluation, Notification, NotificationKind, Submission
 
 logger = logging.getLogger(__name__)
 
@@ -54,6 +54,8 @@ KIND_STATE: dict[NotificationKind, str] = {
     NotificationKind.SCORING_FAILED: "Scoring failed",
     NotificationKind.JUDGE_FAILED: "Scored; the LLM judge failed, its metrics are pending",
     NotificationKind.JUDGE_HELD: "Scored; the LLM judge's metrics wait for a maintainer",
+    NotificationKind.SCORED: "Scored; the caption metrics wait for the LLM judge",
+    NotificationKind.COMPLETE: "Complete",
 }
 
 
@@ -189,6 +191,16 @@ def evaluation_failed_on_commit(evaluation: Evaluation) -> None:
     transaction.on_commit(functools.partial(notify_evaluation_failed, evaluation.pk))
 
 
+def evaluation_finished_on_commit(evaluation: Evaluation) -> None:
+    """Called by `set_evaluation_status` as a run reaches its numbers: `complete` (every
+    metric in), or `scored` when the judge will not start by itself (the submitter must start
+    it). A run the judge starts automatically is reported once, when complete."""
+    if evaluation.state == EvaluationStatus.COMPLETE:
+        transaction.on_commit(functools.partial(notify_evaluation_complete, evaluation.pk))
+    elif evaluation.state == EvaluationStatus.SCORED:
+        transaction.on_commit(functools.partial(notify_evaluation_scored, evaluation.pk))
+
+
 def _run_with_owner(evaluation_id: int) -> Evaluation | None:
     """The run with its entry's benchmark and owner (what a message names and who gets it), or
     None when it is gone by the time the commit's callback runs."""
@@ -240,6 +252,49 @@ def notify_judge_held(evaluation_id: int, failed: int, total: int) -> None:
         "items (the board then says so beside each metric) or judge again."
     )
     notify(submission, NotificationKind.JUDGE_HELD, message=text)
+
+
+@_after_commit
+def notify_evaluation_scored(evaluation_id: int) -> None:
+    """Tell the owner a run is scored and waits for them to start the LLM judge (not sent
+    when the benchmark starts the judge by itself, nor for a judge rerun's copy)."""
+    evaluation = _run_with_owner(evaluation_id)
+    if evaluation is None or evaluation.state != EvaluationStatus.SCORED:
+        return
+    submission = evaluation.submission
+    benchmark = submission.benchmark
+    if benchmark.judge_auto_start or evaluation.requested_by_id != submission.owner_id:
+        return
+    text = (
+        f"{submission.model_name} on {benchmark.name} is scored: its automatic metrics are on "
+        "its page. The caption metrics are pending until the LLM judge scores them: start it "
+        "from the page."
+    )
+    notify(submission, NotificationKind.SCORED, message=text)
+
+
+@_after_commit
+def notify_evaluation_complete(evaluation_id: int) -> None:
+    """Tell the owner every metric of a run is in, with the entry's rank when it is listed."""
+    evaluation = _run_with_owner(evaluation_id)
+    if evaluation is None or evaluation.state != EvaluationStatus.COMPLETE:
+        return
+    submission = evaluation.submission
+    entry = BoardEntry.objects.filter(submission=submission).first()
+    where = (
+        f" It ranks {entry.rank} (mean rank {entry.mean_rank:.2f})."
+        if entry is not None and submission.publish
+        else ""
+    )
+    text = f"All metrics of {submission.model_name} on {submission.benchmark.name} are in.{where}"
+    notify(submission, NotificationKind.COMPLETE, message=text)
+
+
+def unread_count(user: Any) -> int:
+    """How many unread notifications the viewer has (the header's badge)."""
+    if not getattr(user, "is_authenticated", False):
+        return 0
+    return Notification.objects.filter(recipient=user, read_at__isnull=True).count()
 
 
 def mark_notifications_read(user: Any) -> int:

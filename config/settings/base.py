@@ -93,6 +93,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "accounts.context_processors.sign_in_options",
+                "submissions.context_processors.unread_notifications",
             ],
         },
     },

@@ -16,7 +16,7 @@ from judging.enums import ItemState, JobStatus
 from judging.models import JudgeEndpoint, JudgeItem, JudgeJob, Verdict
 from judging.standin import Faults, StandinJudge, deterministic_verdict
 from submissions.enums import EvaluationStatus
-from submissions.models import Evaluation, Notification, Submission
+from submissions.models import Evaluation, Notification, NotificationKind, Submission
 from submissions.services import SubmissionDetails, create_submission, score_evaluation
 from tests.accounts.factories import UserFactory
 from verifying.services import reap_dead_workers_reruns
@@ -222,7 +222,7 @@ def test_the_submitter_is_told_that_a_held_judgement_waits_for_a_maintainer(
         job, _ = hold_with_one_bad_item(scored_run, standin)
 
     assert job.state == JobStatus.HELD
-    notification = Notification.objects.get()
+    notification = Notification.objects.get(kind=NotificationKind.JUDGE_HELD)
     assert (notification.recipient, notification.kind) == (
         scored_run.submission.owner,
         "judge_held",

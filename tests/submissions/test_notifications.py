@@ -374,8 +374,9 @@ def test_my_submissions_with_notifications_costs_constant_queries(
         notify(submission, K.SCORING_FAILED, message=f"Failure {number}.")
     client.force_login(owner)
 
-    # The session, the user, the submissions, the notifications with their submissions.
-    with django_assert_num_queries(4):
+    # The session, the user, the submissions, the notifications with their submissions, and
+    # the header's count of unread ones.
+    with django_assert_num_queries(5):
         content = page(client, "/submissions/")
     assert len(shown(content)) == count
 

@@ -700,8 +700,8 @@ def test_my_submissions_lists_them_all_in_constant_queries(
     services.recompute_board(benchmark)
 
     # The session, the user, the submissions with their newest status and board entry, then
-    # the unread notifications.
-    with django_assert_num_queries(4):
+    # the unread notifications and the header's count of them.
+    with django_assert_num_queries(5):
         content = get(client, "/submissions/")
 
     rows = parse_table(content, "submissions").rows[1:]
