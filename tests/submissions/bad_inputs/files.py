@@ -91,6 +91,15 @@ CASES: list[BadInput] = [
     ),
     invalid_json("truncated", b'[{"id": "x"', "Expecting ',' delimiter at line 1, column 12"),
     invalid_json("only-an-opening-bracket", b"[", "Expecting value at line 1, column 2"),
+    # The parser's message ends in "at"; the position follows once (issue 13: not "at at").
+    invalid_json(
+        "unterminated-string", b'[{"id": "x', "Unterminated string starting at line 1, column 9"
+    ),
+    invalid_json(
+        "control-character-in-string",
+        b'[{"id": "a\x01"}]',
+        "Invalid control character at line 1, column 11",
+    ),
     invalid_json(
         "trailing-comma-in-list",
         b'[{"id": "x", "qa_type": "tal", "prediction": "y"}, ]',
