@@ -78,7 +78,7 @@ def summary(content: str) -> str:
 
 def texts(html: str, tag: str, css_class: str) -> list[str]:
     """The text of each item of the list <tag class="css_class">, tags removed."""
-    block = re.search(rf'<{tag} class="{css_class}">(.*?)</{tag}>', html, re.S)
+    block = re.search(rf'<{tag} class="{css_class}"[^>]*>(.*?)</{tag}>', html, re.S)
     assert block, f"no <{tag} class={css_class}>"
     items = re.findall(r"<li>(.*?)</li>", block.group(1), re.S)
     return [" ".join(unescape(re.sub(r"<[^>]+>", "", item)).split()) for item in items]
