@@ -215,22 +215,6 @@ class CompareForm(forms.Form):
         self.fields["a"].choices = choices
         self.fields["b"].choices = choices
 
-    def refuse_predictions(self, error: InvalidPredictions) -> None:
-        """Add the file's refusal to the form (the view's, when `create_submission` refuses
-        a file the form passed: the test set changed meanwhile)."""
-        self.add_error("predictions", self._refusal_messages(error))
-
-    def _refusal_messages(self, error: InvalidPredictions) -> list[str]:
-        test_set = active_testset(self.benchmark)
-        samples = load_scoring_testset(test_set).samples if test_set is not None else ()
-        self.file_refusal = FileRefusal(problem_lines(error.problems, samples), error.total)
-        messages = list(self.file_refusal.lines)
-        if self.file_refusal.more > 0:
-            messages.append(
-                f"... and {self.file_refusal.more:,} more not listed; fix these and check again."
-            )
-        return messages
-
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean() or {}
         if cleaned.get("a") is not None and cleaned.get("a") == cleaned.get("b"):

@@ -11,13 +11,16 @@ file. Nothing else of the ground truth (questions, answers, targets, frames) lea
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 from benchmark import scoring
 from benchmark.models import Benchmark, TestSet
 from benchmark.scoring.tasks import route_qa_type
-from benchmark.selectors import active_testset, load_scoring_testset
+from benchmark.selectors import TestSetFileError, active_testset, load_scoring_testset
+
+logger = logging.getLogger(__name__)
 
 # Bump when the template's bytes change for the same test set: it is part of the ETag.
 TEMPLATE_FORMAT = 1
@@ -42,7 +45,7 @@ class QaTypeLine:
 class FileFormat:
     test_set: TestSet
     qa_types: list[QaTypeLine]
-    example: str  # the first rows of a file, as JSON text
+    example: str  # the first rows of a file, as JSON text ("" if the file cannot be read)
 
     def qa_types_of(self, task: str) -> list[str]:
         """The qa_type strings whose samples feed `task` (a metric's task)."""
@@ -65,9 +68,13 @@ def file_format(benchmark: Benchmark) -> FileFormat | None:
         name = task.value if task else ""
         lines.append(QaTypeLine(qa_type, name, metrics.get(name, []), count))
     lines.sort(key=lambda line: (line.task or "~", line.qa_type))
-    samples = load_scoring_testset(test_set).samples[:EXAMPLE_ROWS]
+    try:
+        samples = load_scoring_testset(test_set).samples[:EXAMPLE_ROWS]
+    except TestSetFileError:  # an operator's to fix (logged where uploads fail); About stays up
+        logger.exception("The example rows of %s cannot be read", test_set)
+        samples = ()
     rows = [_row(sample, EXAMPLE_PREDICTION) for sample in samples]
-    example = "[\n" + "".join(f"  {row},\n" for row in rows) + "  ...\n]"
+    example = "[\n" + "".join(f"  {row},\n" for row in rows) + "  ...\n]" if rows else ""
     return FileFormat(test_set=test_set, qa_types=lines, example=example)
 
 

@@ -12,7 +12,7 @@ from django.core.cache import cache
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from benchmark.scoring.submission import UNKNOWN_FIELD_MESSAGE
-from benchmark.selectors import active_testset, load_scoring_testset
+from benchmark.selectors import active_testset, clear_parsed_testsets, load_scoring_testset
 from benchmark.services import import_testset, update_benchmark
 from submissions import services
 from submissions.models import Submission
@@ -324,3 +324,16 @@ def test_no_test_set_no_template(client, private_dir):
 
 def test_the_template_is_only_read(client, benchmark):
     assert client.post("/b/medvidbench/template.json").status_code == 405
+
+
+def test_about_stays_up_without_the_example_when_the_test_set_file_is_gone(client, benchmark):
+    active_testset(benchmark).path.unlink()
+    clear_parsed_testsets()
+
+    response = client.get("/b/medvidbench/about/")
+
+    content = response.content.decode()
+    assert response.status_code == 200
+    assert 'id="your-file"' in content
+    assert "file-example" not in content
+    assert len(re.findall(r'<th scope="row"><code>[^<]+</code></th><td>', content)) == 5
