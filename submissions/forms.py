@@ -2,16 +2,67 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from django import forms
 from django.core.files.uploadedfile import UploadedFile
 
+from benchmark import scoring
 from benchmark.models import Benchmark
+from benchmark.selectors import active_testset, load_scoring_testset
 from core.exceptions import DomainError, InvalidName, InvalidPredictions
 
 from .names import clean_name, max_length, refuse_published_lookalike
 from .services import SubmissionDetails, check_upload_size, validate_predictions
+
+# An id longer than this is cut in a message (ids are short in practice).
+ID_SHOWN_CHARS = 60
+
+
+@dataclass(frozen=True)
+class FileRefusal:
+    """Why the predictions file was refused, as the page says it: the first problems in people's
+    wording (`problem_lines`) and how many there are in all."""
+
+    lines: list[str]
+    total: int
+
+    @property
+    def count(self) -> str:
+        """ "37 problems; the first 10", "3 problems", "1 problem"."""
+        noun = "problem" if self.total == 1 else "problems"
+        if self.total > len(self.lines):
+            return f"{self.total:,} {noun}; the first {len(self.lines)}"
+        return f"{self.total:,} {noun}"
+
+    @property
+    def more(self) -> int:
+        return self.total - len(self.lines)
+
+
+def problem_lines(problems: list[dict], samples: Sequence[scoring.Sample]) -> list[str]:
+    """The scorer's problems (`InvalidPredictions.problems`, rows 0-based as in the API) in the
+    web form's wording: a row counted from 1, as people (and editors) count, with the id the
+    test set holds at that position, then the field at fault. "row 12 (id 'v3_0011'), field
+    'qa_type': expected 'tal' at this position, got 'stg'"."""
+    lines = []
+    for problem in problems:
+        where = []
+        row = problem["row"]
+        if row is not None:
+            where.append(f"row {row + 1:,}")
+            if 0 <= row < len(samples):
+                sample_id = samples[row].id
+                if len(sample_id) > ID_SHOWN_CHARS:
+                    sample_id = sample_id[:ID_SHOWN_CHARS] + "..."
+                where[-1] += f" (id {sample_id!r})"
+        if problem["field"]:
+            where.append(f"field '{problem['field']}'")
+        message = problem["message"]
+        lines.append(f"{', '.join(where)}: {message}" if where else message)
+    return lines
 
 
 class NameField(forms.CharField):
@@ -72,6 +123,8 @@ class SubmissionForm(forms.Form):
         super().__init__(*args, label_suffix="", **kwargs)
         self.benchmark = benchmark
         self._predictions = b""
+        # Set when the file was refused row by row: the summary at the top of the page.
+        self.file_refusal: FileRefusal | None = None
 
     def clean_predictions(self) -> UploadedFile:
         upload: UploadedFile = self.cleaned_data["predictions"]
@@ -81,10 +134,26 @@ class SubmissionForm(forms.Form):
             self._predictions = upload.read()
             validate_predictions(self.benchmark, self._predictions)
         except InvalidPredictions as error:
-            raise forms.ValidationError(error.messages) from None
+            raise forms.ValidationError(self._refusal_messages(error)) from None
         except DomainError as error:  # no active test set: submissions are closed
             raise forms.ValidationError(str(error)) from None
         return upload
+
+    def refuse_predictions(self, error: InvalidPredictions) -> None:
+        """Add the file's refusal to the form (the view's, when `create_submission` refuses
+        a file the form passed: the test set changed meanwhile)."""
+        self.add_error("predictions", self._refusal_messages(error))
+
+    def _refusal_messages(self, error: InvalidPredictions) -> list[str]:
+        test_set = active_testset(self.benchmark)
+        samples = load_scoring_testset(test_set).samples if test_set is not None else ()
+        self.file_refusal = FileRefusal(problem_lines(error.problems, samples), error.total)
+        messages = list(self.file_refusal.lines)
+        if self.file_refusal.more > 0:
+            messages.append(
+                f"... and {self.file_refusal.more:,} more not listed; fix these and check again."
+            )
+        return messages
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean()

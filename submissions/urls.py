@@ -17,6 +17,7 @@ urlpatterns = [
     ),
     path("b/<slug:slug>/about/", views.about, name="about"),
     path("b/<slug:slug>/submit/", views.submit, name="submit"),
+    path("b/<slug:slug>/template.json", views.prediction_template, name="template"),
     path("b/<slug:slug>/entries/<int:pk>/", views.entry, name="entry"),
     path("b/<slug:slug>/compare/", views.compare, name="compare"),
     path("submissions/", views.my_submissions, name="mine"),

@@ -10,12 +10,14 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.cache import cache
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
 from django.utils import timezone
+from django.utils.cache import get_conditional_response, patch_cache_control
+from django.utils.http import quote_etag
 from django.utils.safestring import SafeString, mark_safe
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_POST, require_safe
 
 from benchmark.models import Benchmark, Metric
 from benchmark.selectors import active_testset, benchmark_by_slug, public_benchmarks
@@ -27,6 +29,7 @@ from .enums import BoardKind
 from .forms import CompareForm, SubmissionForm
 from .intervals import compare_runs
 from .models import Submission
+from .selectors import file_format
 from .selectors.entry_page import entry_for_viewer, entry_page
 
 
@@ -119,15 +122,47 @@ def compare(request: HttpRequest, slug: str) -> HttpResponse:
 
 def about(request: HttpRequest, slug: str) -> HttpResponse:
     benchmark = _visible_benchmark(request, slug)
+    fmt = file_format.file_format(benchmark)
     context = {
         "benchmark": benchmark,
         "tab": "about",
         "about": selectors.about_blocks(benchmark.about),
-        "metrics": list(benchmark.metrics.all()),
+        # Each metric with the qa_type strings that feed it (the checker's, not task names).
+        "metric_lines": [
+            (metric, fmt.qa_types_of(metric.task) if fmt else [])
+            for metric in benchmark.metrics.all()
+        ],
         "test_set": active_testset(benchmark),
+        "file_format": fmt,
         **_official_how(benchmark),
     }
     return render(request, "submissions/about.html", context)
+
+
+@require_safe
+def prediction_template(request: HttpRequest, slug: str) -> HttpResponse:
+    """The predictions template of the active test set (issue 13), as an attachment: every id
+    and qa_type in order with an empty prediction (`file_format.template_chunks`), public like
+    the benchmark (its ids and qa_types are in every predictions file). Revalidated by an ETag
+    of the test set's checksum, so a new version is never served stale."""
+    benchmark = _visible_benchmark(request, slug)
+    test_set = active_testset(benchmark)
+    if test_set is None:
+        raise Http404("No test set yet; submissions are closed.")
+    etag = quote_etag(file_format.template_etag(test_set))
+    response = get_conditional_response(request, etag=etag)
+    if response is None:
+        response = StreamingHttpResponse(
+            file_format.template_chunks(test_set), content_type="application/json"
+        )
+        name = file_format.template_filename(benchmark, test_set)
+        response["Content-Disposition"] = f'attachment; filename="{name}"'
+    response["ETag"] = etag
+    # A hidden benchmark's template is for those who may see it: never in a shared cache.
+    patch_cache_control(
+        response, no_cache=True, **{"public" if benchmark.is_public else "private": True}
+    )
+    return response
 
 
 def entry(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
@@ -176,7 +211,7 @@ def submit(request: HttpRequest, slug: str) -> HttpResponse:
                 predictions=form.predictions_bytes(),
             )
         except InvalidPredictions as error:
-            form.add_error("predictions", error.messages)
+            form.refuse_predictions(error)
         except DuplicatePredictions as error:
             form.add_error("predictions", str(error))
         except InvalidName as error:  # a look-alike published meanwhile
@@ -203,6 +238,7 @@ def submit(request: HttpRequest, slug: str) -> HttpResponse:
         "quota_reached": left == 0 and benchmark.daily_submission_limit > 0,
         "quota_resets_at": resets_at,
         "quota_resets_in": _duration(resets_at - timezone.now()),
+        "file_format": file_format.file_format(benchmark),
     }
     return render(request, "submissions/submit.html", context)
 

@@ -135,13 +135,11 @@ def _parse(raw: bytes) -> Any:
         hint = " (the file is empty)" if not text.strip() else ""
         if error.msg == "Extra data":
             hint = " (a file holds one JSON list; JSON Lines, one object per line, is not read)"
+        # Some of the parser's messages end in "at" ("Unterminated string starting at",
+        # "Invalid control character at"): the position follows once, not "at at".
+        what = error.msg.removesuffix(" at")
         raise PredictionsError(
-            [
-                Problem(
-                    f"not valid JSON: {error.msg} at line {error.lineno}, column {error.colno}"
-                    f"{hint}"
-                )
-            ]
+            [Problem(f"not valid JSON: {what} at line {error.lineno}, column {error.colno}{hint}")]
         ) from None
 
 

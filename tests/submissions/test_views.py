@@ -457,7 +457,8 @@ def rejection(content):
         ),
         (
             lambda rows: json.dumps([*rows[:1], {**rows[1], "qa_type": "tal"}, *rows[2:]]).encode(),
-            "row 1, field 'qa_type': expected 'stg' at this position, got 'tal'",
+            # 1-based, with the test set's id there (the API's `row` stays 0-based: 1).
+            "row 2 (id '{ids[1]}'), field 'qa_type': expected 'stg' at this position, got 'tal'",
         ),
     ],
     ids=["bad-json", "row-count", "misaligned-qa-type"],
@@ -466,6 +467,7 @@ def test_a_file_that_does_not_fit_the_test_set_is_refused_with_its_rows_named(
     client, submitter, perfect_predictions, private_dir, make_file, message
 ):
     rows = json.loads(perfect_predictions)
+    message = message.format(ids=[row["id"] for row in rows])
 
     response = post(client, make_file(rows))
 
@@ -562,7 +564,11 @@ def test_an_oversized_file_is_refused_before_it_is_read(client, submitter, bench
 
 def test_a_challenge_entry_needs_its_team(client, submitter, perfect_predictions, private_dir):
     content = post(client, perfect_predictions, is_challenge_entry="on").content.decode()
-    assert content.count("A challenge entry needs its team name and authors.") == 2
+    message = "A challenge entry needs its team name and authors."
+    for name in ("team_name", "authors"):
+        assert f'<ul class="errorlist" id="id_{name}_errors"><li>{message}</li></ul>' in content
+    # Under each field and in the summary at the top.
+    assert content.count(message) == 4
     assert stored_nothing(private_dir)
 
 

@@ -84,6 +84,11 @@ class BadInput:
         errors = {name: list(messages) for name, messages in self.web_errors.items()}
         if self.problems:
             errors["predictions"] = [_rendered(problem, context) for problem in self.problems]
+            hidden = (self.total or len(self.problems)) - len(self.problems)
+            if hidden > 0:
+                errors["predictions"].append(
+                    f"... and {hidden:,} more not listed; fix these and check again."
+                )
         return errors
 
     def expected_api_body(self, context: Mapping[str, str]) -> dict[str, Any]:
@@ -106,9 +111,12 @@ class BadInput:
 
 
 def _rendered(problem: FileProblem, context: Mapping[str, str]) -> str:
+    """The problem as the web form words it: the row counted from 1 with the test set's id
+    there (the API's `row` stays 0-based)."""
     where = []
     if problem.row is not None:
-        where.append(f"row {problem.row}")
+        sample_id = context.get(f"id{problem.row}")
+        where.append(f"row {problem.row + 1}" + (f" (id {sample_id!r})" if sample_id else ""))
     if problem.field:
         where.append(f"field '{problem.field}'")
     message = _filled(problem.message, context)

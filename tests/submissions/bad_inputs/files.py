@@ -91,6 +91,11 @@ CASES: list[BadInput] = [
     ),
     invalid_json("truncated", b'[{"id": "x"', "Expecting ',' delimiter at line 1, column 12"),
     invalid_json("only-an-opening-bracket", b"[", "Expecting value at line 1, column 2"),
+    # The parser's message ends in "at"; the position follows once (issue 13: not "at at"; the
+    # raw line break below is another such message).
+    invalid_json(
+        "unterminated-string", b'[{"id": "x', "Unterminated string starting at line 1, column 9"
+    ),
     invalid_json(
         "trailing-comma-in-list",
         b'[{"id": "x", "qa_type": "tal", "prediction": "y"}, ]',
@@ -129,7 +134,7 @@ CASES: list[BadInput] = [
     invalid_json(
         "raw-line-break-in-a-string",
         b'[{"prediction": "ty\ning"}]',
-        "Invalid control character at at line 1, column 20",
+        "Invalid control character at line 1, column 20",
     ),
     invalid_json(
         "invalid-escape", b'[{"prediction": "ty\\qing"}]', "Invalid \\escape at line 1, column 20"
