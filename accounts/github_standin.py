@@ -180,18 +180,19 @@ class _Server(ThreadingHTTPServer):
 AUTHORIZE_PAGE = """<!doctype html>
 <html lang="en">
 <head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Authorize {client_id} · stand-in GitHub</title></head>
+<title>Authorize {client_id} · stand-in GitHub</title>
+<link rel="stylesheet" href="/standin.css"></head>
 <body>
 <main>
 <h1>Stand-in GitHub: authorize {client_id}</h1>
-<p><strong>This is not GitHub.</strong> It is Podium's local stand-in for GitHub's sign-in
+<p class="warning"><strong>This is not GitHub.</strong> It is Podium's local stand-in for GitHub's sign-in
 (<code>manage.py standin_github</code>), so the GitHub button can be tried without a GitHub
 OAuth app. The real GitHub is one setting away: docs/accounts.md.</p>
 <p>The application <code>{client_id}</code> asks to read your profile and email addresses
 (scopes: <code>{scope}</code>).</p>
 <form method="get" action="/login/oauth/authorize/confirm">
 {hidden}
-<p><label for="login">Sign in as the GitHub user</label>
+<p><label for="login">Sign in as the GitHub user</label><br>
 <input id="login" name="login" value="{login}" required maxlength="39"
  pattern="[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){{0,38}}"></p>
 <p><button type="submit">Authorize</button></p>
@@ -200,6 +201,19 @@ OAuth app. The real GitHub is one setting away: docs/accounts.md.</p>
 </main>
 </body>
 </html>
+"""
+
+
+# The authorize page's look: a file of its own, not inline (a page may sit under a strict CSP).
+STYLESHEET = """body { font-family: system-ui, sans-serif; margin: 0; background: #f6f8fa; color: #1f2328; }
+main { max-width: 30rem; margin: 2rem auto; padding: 1.5rem; background: #fff;
+  border: 1px solid #d0d7de; border-radius: 6px; }
+h1 { font-size: 1.3rem; margin-top: 0; }
+.warning { background: #fff8c5; border: 1px solid #d4a72c; border-radius: 6px; padding: 0.6rem 0.8rem; }
+label { font-weight: 600; }
+input { width: 100%; padding: 0.45rem; font: inherit; margin-top: 0.3rem; box-sizing: border-box; }
+button { background: #1f883d; color: #fff; border: 0; border-radius: 6px; padding: 0.55rem 1.2rem;
+  font: inherit; font-weight: 600; cursor: pointer; width: 100%; }
 """
 
 
@@ -244,6 +258,12 @@ class _Handler(BaseHTTPRequestHandler):
             "/api/v3/user": self._user,
             "/api/v3/user/emails": self._emails,
         }
+        if split.path == "/standin.css":
+            self._send(200, STYLESHEET.encode(), "text/css; charset=utf-8")
+            return
+        if split.path == "/favicon.ico":
+            self._send(204, b"", "image/x-icon")
+            return
         handler = routes.get(split.path)
         if handler is None:
             self._json(404, {"message": "Not Found"})
