@@ -212,6 +212,7 @@ h1 { font-size: 1.3rem; margin-top: 0; }
 .warning { background: #fff8c5; border: 1px solid #d4a72c; border-radius: 6px; padding: 0.6rem 0.8rem; }
 label { font-weight: 600; }
 input { width: 100%; padding: 0.45rem; font: inherit; margin-top: 0.3rem; box-sizing: border-box; }
+@media (max-width: 32rem) { main { margin: 0.75rem; } }
 button { background: #1f883d; color: #fff; border: 0; border-radius: 6px; padding: 0.55rem 1.2rem;
   font: inherit; font-weight: 600; cursor: pointer; width: 100%; }
 """
