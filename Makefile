@@ -2,7 +2,9 @@
 #   make run   set up .venv, migrate, load the demo board (benchmark, synthetic test set,
 #              published rows, scored community entries, the frames a re-run sends), then serve
 #              http://127.0.0.1:8000/ with a background worker, the stand-in judge and the
-#              stand-in model; Ctrl-C stops all four (scripts/run.sh)
+#              stand-in model and a stand-in for GitHub's sign-in (not GitHub: any login you
+#              type; the real GitHub when GITHUB_CLIENT_ID and GITHUB_CLIENT_SECRET are set);
+#              Ctrl-C stops all five (scripts/run.sh)
 #   make test  set up .venv with the dev tools, then ruff check, ruff format --check, pytest
 # Setup steps are stamp files, so a rerun only reinstalls when a requirements file changed.
 
@@ -16,6 +18,7 @@ DEMO_DIR := var/demo
 
 STANDIN_PORT ?= 8765
 STANDIN_MODEL_PORT ?= 8766
+STANDIN_GITHUB_PORT ?= 8767
 
 run: migrate demo
 	$(PY) manage.py setup_benchmarks
@@ -25,6 +28,7 @@ run: migrate demo
 	$(PY) manage.py load_demo --demo-dir $(DEMO_DIR) \
 		--standin-model-url http://127.0.0.1:$(STANDIN_MODEL_PORT)/v1
 	PODIUM_STANDIN_PORT=$(STANDIN_PORT) PODIUM_STANDIN_MODEL_PORT=$(STANDIN_MODEL_PORT) \
+		PODIUM_STANDIN_GITHUB_PORT=$(STANDIN_GITHUB_PORT) \
 		PODIUM_DEMO_DIR=$(DEMO_DIR) scripts/run.sh
 
 test: $(DEV)

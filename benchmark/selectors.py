@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from functools import lru_cache
 from typing import Any
 
@@ -91,3 +92,18 @@ def _parse_stored_file(checksum: str, path: str) -> scoring.TestSet:
 def clear_parsed_testsets() -> None:
     """Forget every cached parse (for tests, and after restoring a file by hand)."""
     _parse_stored_file.cache_clear()
+
+
+_BENCHMARK_PATH = re.compile(r"^/b/(?P<slug>[-a-zA-Z0-9_]+)/")
+
+
+def navigation_benchmark(next_path: str, *, viewer: Any) -> Benchmark | None:
+    """The benchmark whose tabs a page outside any benchmark (sign-in, sign-up) shows: the one
+    ``next_path`` leads back into (``/b/<slug>/...``) when ``viewer`` may see it, else the only
+    public benchmark, else none (the home page lists several)."""
+    match = _BENCHMARK_PATH.match(next_path or "")
+    found = match and benchmarks_for(viewer).filter(slug=match["slug"]).first()
+    if found:
+        return found
+    only = list(public_benchmarks()[:2])
+    return only[0] if len(only) == 1 else None

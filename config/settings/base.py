@@ -94,6 +94,7 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
                 "accounts.context_processors.sign_in_options",
                 "submissions.context_processors.unread_notifications",
+                "benchmark.context_processors.sign_in_benchmark",
             ],
         },
     },
@@ -168,6 +169,18 @@ SOCIALACCOUNT_PROVIDERS = {
         ),
     },
 }
+# Where GitHub is: github.com by default; a GitHub Enterprise server, or the local stand-in
+# `make run` starts (accounts/github_standin.py, `manage.py standin_github`), by setting
+# PODIUM_GITHUB_URL. allauth's GitHub provider then sends people to <url>/login/oauth/... and
+# asks <url>/api/v3/ for the profile (allauth's GITHUB_URL setting, read when its views are
+# imported). github.com itself must not be named there: its API is api.github.com.
+PODIUM_GITHUB_URL = env_str("PODIUM_GITHUB_URL", "https://github.com").strip().rstrip("/")
+if PODIUM_GITHUB_URL != "https://github.com":
+    if not PODIUM_GITHUB_URL.startswith(("https://", "http://")):
+        raise ImproperlyConfigured(
+            f"PODIUM_GITHUB_URL must be an http(s) address, not {PODIUM_GITHUB_URL!r}."
+        )
+    SOCIALACCOUNT_PROVIDERS["github"]["GITHUB_URL"] = PODIUM_GITHUB_URL
 
 # --- Content-Security-Policy (docs/deployment.md, "Content-Security-Policy"): Django's own CSP
 # middleware, no third-party package. Everything the pages load comes from this origin: our
@@ -179,8 +192,7 @@ SOCIALACCOUNT_PROVIDERS = {
 # both False; such an admin would need CSP.NONCE in style-src and the
 # "django.template.context_processors.csp" context processor). GitHub is in form-action
 # because "Sign in with GitHub" is a POST that redirects there, and browsers check a form's
-# redirects against form-action too.
-PODIUM_GITHUB_URL = "https://github.com"
+# redirects against form-action too (PODIUM_GITHUB_URL, above).
 SECURE_CSP = {
     "default-src": [CSP.SELF],
     "script-src": [CSP.SELF],

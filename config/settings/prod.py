@@ -4,6 +4,8 @@
 at import instead of running with a default.
 """
 
+from django.core.exceptions import ImproperlyConfigured
+
 from config.env import env_bool, env_fernet_keys, env_int, require
 
 from .base import *  # noqa: F403
@@ -21,6 +23,13 @@ DEBUG = env_bool("DEBUG", default=False)
 # Sign-in is through GitHub unless local accounts are asked for explicitly (docs/accounts.md).
 # The `accounts.E001` system check stops `migrate` and `check` when no way to sign in is left.
 PODIUM_LOCAL_ACCOUNTS = env_bool("PODIUM_LOCAL_ACCOUNTS", default=False)
+# GitHub over HTTPS only: an http:// PODIUM_GITHUB_URL is the local stand-in (`make run`), which
+# signs anyone in as any login they type.
+if PODIUM_GITHUB_URL.startswith("http://"):  # noqa: F405
+    raise ImproperlyConfigured(
+        "PODIUM_GITHUB_URL is an http:// address (the local stand-in?): production signs in "
+        "with GitHub over https (docs/accounts.md)."
+    )
 
 # HTTPS: behind a TLS-terminating proxy that sets X-Forwarded-Proto.
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")

@@ -85,6 +85,10 @@ def _load_prod_settings(repo_root: Path, **env: str) -> subprocess.CompletedProc
             "DEBUG",
             "PODIUM_FIELD_ENCRYPTION_KEYS",
             "PODIUM_JUDGE_KEY_ENV_ALLOWLIST",
+            # `make run` exports the GitHub stand-in's (scripts/run.sh).
+            "PODIUM_GITHUB_URL",
+            "GITHUB_CLIENT_ID",
+            "GITHUB_CLIENT_SECRET",
         }
     }
     clean |= {"DJANGO_SETTINGS_MODULE": "config.settings.prod", **env}
@@ -180,3 +184,81 @@ def test_a_scoring_stale_period_shorter_than_three_heartbeats_is_refused(repo_ro
         "ImproperlyConfigured: PODIUM_SCORING_STALE_SECONDS must be at least 3 heartbeats "
         "(PODIUM_SCORING_HEARTBEAT_SECONDS), or a busy worker would look dead." in result.stderr
     )
+
+
+def _github_settings(repo_root: Path, module: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """Where allauth's GitHub provider and the CSP's form-action send people, as `module`
+    computes them in a fresh interpreter with ``env``."""
+    clean = {
+        key: value
+        for key, value in os.environ.items()
+        if key not in {"PODIUM_GITHUB_URL", "GITHUB_CLIENT_ID", "GITHUB_CLIENT_SECRET"}
+    }
+    code = (
+        "import django; django.setup(); from django.conf import settings; "
+        "from allauth.socialaccount.providers.github.views import GitHubOAuth2Adapter as A; "
+        "print(A.authorize_url, A.profile_url, settings.SECURE_CSP['form-action'][1])"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=repo_root,
+        env=clean | {"DJANGO_SETTINGS_MODULE": module, **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+@pytest.mark.integration
+def test_github_is_github_com_unless_told_otherwise(repo_root):
+    result = _github_settings(repo_root, "config.settings.dev")
+
+    assert (result.returncode, result.stdout) == (
+        0,
+        "https://github.com/login/oauth/authorize https://api.github.com/user https://github.com\n",
+    )
+
+
+@pytest.mark.integration
+def test_podium_github_url_points_sign_in_at_the_stand_in_or_an_enterprise_server(repo_root):
+    result = _github_settings(
+        repo_root, "config.settings.dev", PODIUM_GITHUB_URL="http://127.0.0.1:8767/"
+    )
+
+    assert (result.returncode, result.stdout) == (
+        0,
+        "http://127.0.0.1:8767/login/oauth/authorize http://127.0.0.1:8767/api/v3/user "
+        "http://127.0.0.1:8767\n",
+    )
+
+
+@pytest.mark.integration
+def test_a_podium_github_url_that_is_not_an_address_stops_the_start(repo_root):
+    result = _github_settings(repo_root, "config.settings.dev", PODIUM_GITHUB_URL="github.com")
+
+    assert result.returncode == 1
+    assert (
+        "ImproperlyConfigured: PODIUM_GITHUB_URL must be an http(s) address, not 'github.com'."
+        in result.stderr
+    )
+
+
+@pytest.mark.integration
+def test_production_refuses_an_http_github_such_as_the_stand_in(repo_root):
+    result = _load_prod_settings(repo_root, **PROD_ENV, PODIUM_GITHUB_URL="http://127.0.0.1:8767")
+
+    assert result.returncode == 1
+    assert (
+        "ImproperlyConfigured: PODIUM_GITHUB_URL is an http:// address (the local stand-in?): "
+        "production signs in with GitHub over https (docs/accounts.md)." in result.stderr
+    )
+
+
+@pytest.mark.integration
+def test_production_accepts_a_github_enterprise_server_over_https(repo_root):
+    result = _load_prod_settings(
+        repo_root, **PROD_ENV, PODIUM_GITHUB_URL="https://github.example.org"
+    )
+
+    assert (result.returncode, result.stdout, result.stderr) == (0, "False\n", "")
