@@ -14,8 +14,6 @@ from pathlib import Path
 
 import pytest
 
-from judging.enums import JobStatus
-from judging.models import JudgeJob
 from judging.services import configure_endpoint, start_judge
 from submissions.intervals import compute_rank_intervals
 from submissions.services import import_published_result
@@ -196,3 +194,63 @@ OVERFLOWING = """
 def assert_no_sideways_scrolling(page, width):
     scroll_width = page.evaluate("document.documentElement.scrollWidth")
     assert scroll_width <= width, (scroll_width, page.evaluate(OVERFLOWING, width))
+
+
+# The distinct rows (rounded tops) the header's links and buttons sit on.
+HEADER_ROWS = """
+() => new Set([...document.querySelectorAll(".site-header a:not(.skip-link), .site-header button")]
+  .filter((element) => element.getClientRects().length)
+  .map((element) => Math.round(element.getBoundingClientRect().top / 8))).size
+"""
+
+
+def test_on_a_phone_the_page_reads_and_works_as_axe_cannot_tell(live_server, site, browser):
+    expect = playwright_api.expect
+    page = browser.new_page(viewport={"width": 390, "height": 900})
+    page.set_default_timeout(20_000)
+    slug = site["slug"]
+    try:
+        sign_in(page, live_server.url)
+        page.goto(f"{live_server.url}/b/{slug}/community/")
+        # The keyboard's first stop skips to the content.
+        page.keyboard.press("Tab")
+        skip = page.locator(":focus")
+        expect(skip).to_have_text("Skip to the content")
+        expect(skip).to_be_in_viewport()
+        skip.press("Enter")
+        expect(page.locator("main")).to_be_focused()
+        # The header: two rows on a phone, with all its links.
+        assert page.evaluate(HEADER_ROWS) == 2
+        expect(page.get_by_role("link", name="My submissions")).to_be_visible()
+        expect(page.get_by_role("button", name="Sign out")).to_be_visible()
+        # Medals are text with a name; tags are at least 12 px.
+        first = page.locator("table.board tbody tr").first
+        expect(first.get_by_role("img", name="Gold medal, 1st place")).to_have_text("1st")
+        for tag in page.locator(".tag").all():
+            assert float(tag.evaluate("tag => getComputedStyle(tag).fontSize")[:-2]) >= 12
+        # The model column stays put while the table scrolls sideways.
+        model = first.locator("th.model")
+        before = model.bounding_box()["x"]
+        scroller = page.locator(".table-scroll").first
+        scroller.evaluate("box => { box.scrollLeft = 300; }")
+        assert scroller.evaluate("box => box.scrollLeft") == 300
+        assert model.bounding_box()["x"] == pytest.approx(0 + 12.8, abs=1.5)  # main's padding
+        assert before > 12.8 + 50  # it started right of the rank column
+        page.screenshot(path=str(SCREENSHOTS / "e2e_a11y_board_scrolled_390.png"))
+
+        # "Cancel the judge" asks first; "No" changes nothing, "Yes" cancels.
+        page.goto(f"{live_server.url}/submissions/{site['judged']}/")
+        page.get_by_role("button", name="Cancel the judge…").click()
+        expect(page.locator("h1")).to_have_text("Cancel the judge on Sam Noisy?")
+        assert axe_violations(page) == []
+        page.screenshot(path=str(SCREENSHOTS / "e2e_a11y_cancel_confirm_390.png"), full_page=True)
+        page.get_by_role("link", name="No, keep it running").click()
+        expect(page.get_by_role("button", name="Cancel the judge…")).to_be_visible()
+        page.get_by_role("button", name="Cancel the judge…").click()
+        page.get_by_role("button", name="Yes, cancel the judge").click()
+        expect(page.locator(".messages")).to_contain_text("The judge job is cancelled")
+        expect(page.get_by_text("The last judge job was cancelled.")).to_be_visible()
+        assert_no_sideways_scrolling(page, 390)
+        assert_no_csp_violations(browser, page)
+    finally:
+        page.close()
