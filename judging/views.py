@@ -66,7 +66,9 @@ def rerun(request: HttpRequest, pk: int) -> HttpResponse:
 @login_required
 @require_POST
 def cancel(request: HttpRequest, pk: int) -> HttpResponse:
-    """Stop the newest run's queued or running job; the run waits for the judge again."""
+    """Stop the newest run's queued or running job; the run waits for the judge again. Two
+    steps, without script: the panel's button asks, and only the confirmation page's button
+    (``confirm=yes``) cancels."""
     submission = _visible_submission(request, pk)
     job = services.active_job(_newest_run(submission))
     if job is None:
@@ -74,6 +76,9 @@ def cancel(request: HttpRequest, pk: int) -> HttpResponse:
         return redirect(submission)
     if not selectors.can_cancel_job(request.user, job, submission):
         raise PermissionDenied
+    if request.POST.get("confirm") != "yes":
+        context = {"submission": submission, "job": job}
+        return render(request, "judging/cancel_confirm.html", context)
     return _act(
         request,
         submission,

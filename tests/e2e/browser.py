@@ -8,6 +8,9 @@ the browser's console message ("Refused to load/execute/apply ...") and the page
 scripts and bindings go through the DevTools protocol, so the policy does not block the
 watcher itself). A violation fails the test that caused it (tests/e2e/conftest.py checks after
 the test's body) and, should one arrive later, the browser fixture's teardown.
+
+`axe_violations` runs axe-core (vendored in static/vendor/axe-core, used by the tests only) on
+an open page and returns the serious and critical violations (issue 13, point 12).
 """
 
 import contextlib
@@ -20,6 +23,7 @@ import pytest
 from django.db import connection
 
 CHROMIUM = Path("/usr/bin/chromium")
+AXE_JS = Path(__file__).resolve().parents[2] / "static" / "vendor" / "axe-core" / "axe.min.js"
 CHROMIUM_ARGS = [
     "--headless",
     "--no-sandbox",
@@ -153,6 +157,48 @@ def chromium() -> Iterator[WatchedBrowser]:
         finally:
             ACTIVE_WATCHES.remove(watch)
             browser.close()
+
+
+# axe's result, cut down to what a failure report needs.
+AXE_RUN = """
+async () => {
+  const result = await axe.run(document, { resultTypes: ["violations"] });
+  return result.violations.map((violation) => ({
+    id: violation.id,
+    impact: violation.impact,
+    help: violation.help,
+    nodes: violation.nodes.map((node) => ({
+      target: node.target.join(" "),
+      html: node.html.slice(0, 160),
+      summary: node.failureSummary || "",
+    })),
+  }));
+}
+"""
+AXE_FAILING_IMPACTS = ("serious", "critical")
+
+
+def axe_violations(page: Any, impacts: tuple[str, ...] = AXE_FAILING_IMPACTS) -> list[dict]:
+    """axe-core's violations on `page` as it is now, those of the given impacts only.
+
+    axe is evaluated in the page's main world through the DevTools protocol (Playwright's
+    `evaluate`), which the page's Content-Security-Policy does not govern, so the page is
+    checked as served, under its real policy; `add_script_tag` would insert an inline
+    <script> (the policy refuses it) and `bypass_csp` would check a page other than the one
+    people get. axe itself evaluates no strings, so the CSP watcher stays quiet."""
+    if not page.evaluate("() => typeof window.axe === 'object'"):
+        page.evaluate(AXE_JS.read_text(encoding="utf-8") + "\n;undefined")
+    return [v for v in page.evaluate(AXE_RUN) if v["impact"] in impacts]
+
+
+def axe_report(where: str, violations: list[dict]) -> list[str]:
+    """One line per violation and element, for an assertion message."""
+    return [
+        f"{where}: {violation['id']} ({violation['impact']}): {violation['help']}\n"
+        f"      at {node['target']}: {node['html']}\n      {node['summary']}".rstrip()
+        for violation in violations
+        for node in violation["nodes"]
+    ]
 
 
 def run_action(page, changelist, row_text, label):

@@ -335,7 +335,9 @@ def test_an_imported_run_without_a_test_set_has_no_panel(client, submitter, judg
 
 
 def post(client, submission, action):
-    return client.post(f"/submissions/{submission.pk}/judge/{action}/", follow=True)
+    """Press the button; "cancel" on its confirmation page too (a first POST only asks)."""
+    data = {"confirm": "yes"} if action == "cancel" else {}
+    return client.post(f"/submissions/{submission.pk}/judge/{action}/", data, follow=True)
 
 
 def test_starting_creates_a_job_and_moves_the_run_to_judging(
@@ -446,6 +448,28 @@ def test_the_owner_cancels_their_job_and_the_run_waits_again(owner_client, score
     assert has_start_form(content, scored_run.submission)
 
 
+def test_cancelling_asks_first_and_the_first_post_changes_nothing(owner_client, scored_run):
+    job = services.start_judge(scored_run, enqueue=False)
+    submission = scored_run.submission
+    assert "Cancel the judge…</button>" in panel(owner_client, submission)
+
+    response = owner_client.post(f"/submissions/{submission.pk}/judge/cancel/")
+
+    job.refresh_from_db()
+    scored_run.refresh_from_db()
+    assert (job.state, scored_run.state) == (JobStatus.QUEUED, EvaluationStatus.JUDGING)
+    assert response.status_code == 200
+    content = response.content.decode()
+    assert "<h1>Cancel the judge on Captioner?</h1>" in content
+    assert f"The job has judged 0 of {ITEMS} items." in content
+    assert '<input type="hidden" name="confirm" value="yes">' in content
+    assert f'<a href="/submissions/{submission.pk}/#judge">No, keep it running</a>' in content
+    # Any other answer than "yes" asks again.
+    owner_client.post(f"/submissions/{submission.pk}/judge/cancel/", {"confirm": "no"})
+    job.refresh_from_db()
+    assert job.state == JobStatus.QUEUED
+
+
 def test_who_may_cancel(client, submitter, scored_run):
     submission = scored_run.submission
     rerun_by_maintainer = services.start_judge(scored_run, actor=maintainer(), enqueue=False)
@@ -459,7 +483,8 @@ def test_who_may_cancel(client, submitter, scored_run):
     assert rerun_by_maintainer.state == JobStatus.QUEUED
 
     client.force_login(maintainer())
-    assert client.post(f"/submissions/{submission.pk}/judge/cancel/").status_code == 302
+    response = client.post(f"/submissions/{submission.pk}/judge/cancel/", {"confirm": "yes"})
+    assert response.status_code == 302
     rerun_by_maintainer.refresh_from_db()
     assert rerun_by_maintainer.state == JobStatus.CANCELLED
 

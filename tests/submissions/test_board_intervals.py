@@ -74,7 +74,7 @@ def test_the_board_shows_each_rank_interval_and_tier(client, interval_benchmark,
     assert (order[0], order[3]) == ("Perfect", "Prose")
     assert sorted(order[1:3]) == ["Noisy one", "Noisy two"]
     assert ranks == [
-        ("🥇1avg 1.00" + "1\N{EN DASH}1", "1", "Perfect"),
+        ("1st1avg 1.00" + "1\N{EN DASH}1", "1", "Perfect"),
         (ranks[1][0], "2", order[1]),
         (ranks[2][0], "2", order[2]),
         (ranks[3][0], "3", "Prose"),

@@ -162,7 +162,12 @@ def test_the_official_board_shows_ranks_medals_badges_and_highlights(client, boa
     header, *rows = table.rows
     assert [text for _, text in header] == ["Rank ▲", "Model", "Team", *METRIC_KEYS, "Date"]
     # Global ranks: Epsilon (2) and Delta (5) are on the Community board.
-    assert [row[0][1] for row in rows] == ["🥇1avg 1.40", "🥉3avg 1.50", "4avg 1.80"]
+    assert [row[0][1] for row in rows] == ["1st1avg 1.40", "3rd3avg 1.50", "4avg 1.80"]
+    html = client.get("/b/medvidbench/").content.decode()
+    assert (
+        '<span class="medal medal-1" role="img" aria-label="Gold medal, 1st place" '
+        'title="Gold medal">1st</span>'
+    ) in html
     # The model's own page is the small arrow beside its name (issue 12: the name links to
     # the entry's page on Podium).
     assert [row[1][1] for row in rows] == [
@@ -199,7 +204,7 @@ def test_the_community_board_shows_global_ranks_and_pending_judge_metrics(client
     _, *rows = table.rows
     # Delta's pending judge metrics rank last (5 of 5 on each), which puts it last overall.
     assert [(row[0][1], row[1][1], row[2][1]) for row in rows] == [
-        ("🥈2avg 1.50", "Epsilon", "Test University"),
+        ("2nd2avg 1.50", "Epsilon", "Test University"),
         ("5avg 2.30", "Delta", "Delta Lab"),
     ]
     delta = dict(zip(["rank", "model", "team", *METRIC_KEYS, "date"], rows[1], strict=True))
@@ -340,8 +345,8 @@ def test_every_column_sorts_in_one_click_without_changing_the_rank(client, board
 
     by_nap = parse_table(get(client, "/b/medvidbench/?sort=NAP_acc&dir=desc"), "board")
     assert [(row[0][1], row[1][1].split()[0]) for row in by_nap.rows[1:]] == [
-        ("🥉3avg 1.50", "Beta"),
-        ("🥇1avg 1.40", "Alpha"),
+        ("3rd3avg 1.50", "Beta"),
+        ("1st1avg 1.40", "Alpha"),
         ("4avg 1.80", "Gamma"),
     ]
     assert "?sort=NAP_acc&dir=asc" in by_nap.header_links
