@@ -43,10 +43,6 @@ ALLOWED = {
     # Swagger UI (a vendored bundle) puts its copy button inside each operation's summary
     # button; its React markup is not ours to change.
     ("api-docs", "nested-interactive", "#operations-"),
-    # The About page's metrics table scrolls sideways on a phone in a box the keyboard cannot
-    # reach; about.html belongs to another part of issue 13 (the fix is tabindex="0"
-    # role="region" aria-label on its .table-scroll, as on the other pages).
-    ("about", "scrollable-region-focusable", ".table-scroll"),
 }
 
 
