@@ -52,3 +52,23 @@ def revoke_api_token(token: ApiToken, *, actor: Any) -> ApiToken:
             token.save(update_fields=["revoked_at"])
             audit.record("accounts.api_token.revoked", actor=actor, target=token, name=token.name)
     return token
+
+
+def make_maintainer(user: Any, *, actor: Any = None) -> Any:
+    """Give `user` the maintainer role (docs/maintainers.md, "Roles"): staff, in the
+    Maintainers group with exactly its permissions (repaired if missing). Not a superuser.
+    Audited as `accounts.user.made_maintainer`; a user who has the role already is unchanged.
+    """
+    from .roles import MAINTAINERS_GROUP, ensure_maintainers_group
+
+    with transaction.atomic():
+        group = ensure_maintainers_group()
+        already = user.is_staff and user.groups.filter(name=MAINTAINERS_GROUP).exists()
+        if already:
+            return user
+        if not user.is_staff:
+            user.is_staff = True
+            user.save(update_fields=["is_staff"])
+        user.groups.add(group)
+        audit.record("accounts.user.made_maintainer", actor=actor, target=user)
+    return user
