@@ -44,13 +44,17 @@ AUDIT_ROWS_SHOWN = 200
 @admin.register(Submission)
 class SubmissionAdmin(EntryViewersOnly, admin.ModelAdmin):
     form = SubmissionAdminForm
+
+    class Media:
+        css = {"all": ["css/admin.css"]}
+
     list_display = [
         "model_name",
         "benchmark",
         "owner",
         "board",
         "latest_run",
-        "verification_status",
+        "verification",
         "standing",
         "created_at",
     ]
@@ -93,7 +97,7 @@ class SubmissionAdmin(EntryViewersOnly, admin.ModelAdmin):
                     "owner",
                     "source",
                     "contact_email",
-                    "publish",
+                    "visibility",
                     "is_baseline",
                     "is_challenge_entry",
                     "created_at",
@@ -191,6 +195,20 @@ class SubmissionAdmin(EntryViewersOnly, admin.ModelAdmin):
         if entry is None:
             return "—" if submission.publish else "— (evaluate only)"
         return BoardKind(entry.board).label
+
+    @admin.display(description="Verification", ordering="verification_status")
+    def verification(self, submission: Submission) -> str:
+        """An evaluate-only entry is on no board, so it has no verification to show."""
+        if not submission.publish:
+            return "Evaluate only"
+        return submission.get_verification_status_display()
+
+    @admin.display(description="Shown")
+    def visibility(self, submission: Submission) -> str:
+        # Not the boolean field: its tick beside "Off: evaluate only" read as the opposite.
+        if submission.publish:
+            return "Published: on the boards (the owner may take it off)"
+        return "Evaluate only: never on a board, its owner alone sees its rank"
 
     @admin.display(description="Latest run", ordering="latest_status")
     def latest_run(self, submission: Submission) -> str:

@@ -74,4 +74,11 @@ def html_table(header: list[str], rows: list[tuple[Any, ...]]) -> SafeString:
         "<tr>{}</tr>",
         ((format_html_join("", "<td>{}</td>", ((cell,) for cell in row)),) for row in rows),
     )
-    return format_html("<table><thead><tr>{}</tr></thead><tbody>{}</tbody></table>", head, body)
+    # In a box of its own that scrolls sideways (static/css/admin.css): the admin's readonly
+    # field clips a wide table (the per-dataset values had lost every column after VS_llm).
+    return format_html(
+        '<div class="admin-table-scroll"><table><thead><tr>{}</tr></thead><tbody>{}</tbody>'
+        "</table></div>",
+        head,
+        body,
+    )

@@ -708,3 +708,21 @@ def test_the_list_costs_the_same_queries_for_one_entry_and_three(
     services.recompute_board(medvidbench_definition)
 
     assert count() == one
+
+
+def test_evaluate_only_entries_say_so_and_wide_tables_scroll(as_maintainer, detailed, entry):
+    """Issue 13, point 13: an evaluate-only entry is listed as such (not "Community"), its
+    page says in words where it is shown (no tick beside "Off: evaluate only"), and the
+    per-dataset table scrolls in its field instead of being clipped."""
+    private = scored_entry(entry.benchmark, "Private", values(CVS_acc=0.5), publish=False)
+
+    listing = as_maintainer.get(LIST).content.decode()
+    row = listing.split(f"/admin/submissions/submission/{private.pk}/change/", 1)[1]
+    assert '<td class="field-verification">Evaluate only</td>' in row.split("</tr>", 1)[0]
+
+    page = as_maintainer.get(f"{LIST}{private.pk}/change/").content.decode()
+    assert "Evaluate only: never on a board" in page
+    assert "icon-yes.svg" not in page.split("Shown", 1)[1].split("</div>", 3)[0]
+    detail = as_maintainer.get(f"{LIST}{detailed.pk}/change/").content.decode()
+    assert '<div class="admin-table-scroll"><table><thead><tr><th>Dataset</th>' in detail
+    assert "css/admin.css" in detail
