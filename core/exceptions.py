@@ -69,6 +69,11 @@ class DuplicatePredictions(DomainError):
     an entry is the submitter's own model's predictions (issue 13)."""
 
 
+class NotYourEntry(DomainError):
+    """A change to an entry that only its owner (or, where allowed, a maintainer) may make:
+    taking it off the boards, publishing it, editing its details (issue 13)."""
+
+
 class InvalidName(DomainError):
     """A display name (a model's, a team's, an institution's, the authors) that cannot be
     stored: an invisible, control or bidi character, too long once normalised, or one that

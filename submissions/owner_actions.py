@@ -16,7 +16,7 @@ from django.db import IntegrityError, transaction
 
 from accounts.roles import can_view_all_entries
 from core import audit
-from core.exceptions import DomainError, InvalidName
+from core.exceptions import InvalidName, NotYourEntry
 
 from .boards import schedule_board_refresh
 from .enums import SubmissionSource
@@ -25,10 +25,6 @@ from .models import Submission
 from .names import published_name_message, refuse_published_lookalike
 from .selectors import published_lookalike
 from .services import refuse_published_copy
-
-
-class NotYourEntry(DomainError):
-    """The actor is not the entry's owner (nor, where allowed, a maintainer)."""
 
 
 def _is_owner(actor: Any, submission: Submission) -> bool:

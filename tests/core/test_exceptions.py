@@ -8,6 +8,7 @@ from core.exceptions import (
     InvalidTestSet,
     InvalidTransition,
     JudgeUnavailable,
+    NotYourEntry,
     QuotaExceeded,
 )
 
@@ -24,6 +25,7 @@ pytestmark = pytest.mark.unit
         JudgeUnavailable,
         InvalidName,
         DuplicatePredictions,
+        NotYourEntry,
     ],
 )
 def test_every_domain_error_is_caught_as_domain_error(error_class):
@@ -47,6 +49,7 @@ def test_the_domain_errors_are_siblings():
         "InvalidRubric",
         "InvalidName",
         "DuplicatePredictions",
+        "NotYourEntry",
     }
 
 

@@ -4,7 +4,7 @@ every path through the one writer, and nobody else's entry reachable."""
 
 import pytest
 
-from core.exceptions import DuplicatePredictions, InvalidName
+from core.exceptions import DuplicatePredictions, InvalidName, NotYourEntry
 from core.models import AuditEvent
 from submissions import owner_actions
 from submissions.boards import recompute_board
@@ -65,7 +65,7 @@ def test_the_owner_takes_an_entry_off_the_boards_and_publishes_it_again(
 def test_nobody_else_decides_where_an_entry_is_shown(benchmark, owner, perfect_predictions):
     entry = scored(benchmark, owner, perfect_predictions)
     for other in (UserFactory(), maintainer_user()):
-        with pytest.raises(owner_actions.NotYourEntry):
+        with pytest.raises(NotYourEntry):
             owner_actions.set_published(entry, publish=False, actor=other)
     entry.refresh_from_db()
     assert entry.publish
