@@ -19,7 +19,7 @@ from ..enums import (
     SubmissionSource,
 )
 from ..models import BoardEntry
-from .entries import metric_value
+from .entries import interval_range, metric_value
 
 MEDALS = {1: "🥇", 2: "🥈", 3: "🥉"}
 # The rank-interval chart under a board shows its first rows only (a 1,000-row chart says
@@ -312,14 +312,8 @@ def _board_row(entry: BoardEntry, metrics: list[Metric]) -> BoardRow:
 
 def _interval_text(intervals: dict[str, Any], metric: Metric) -> str:
     """A metric cell's tooltip: its 95% interval at the column's decimals."""
-    found = intervals.get(metric.key)
-    if not found:
-        return "no interval"
-    low, high = (metric_value(bound) for bound in found)
-    if low is None or high is None:
-        return "no interval"
-    decimals = metric.display_decimals
-    return f"95% interval {low:.{decimals}f}\N{EN DASH}{high:.{decimals}f}"
+    shown = interval_range(intervals.get(metric.key), metric.display_decimals)
+    return f"95% interval {shown}" if shown else "no interval"
 
 
 def sort_board_rows(rows: list[BoardRow], sort: BoardSort) -> list[BoardRow]:

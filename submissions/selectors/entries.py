@@ -117,6 +117,17 @@ def board_candidates(benchmark: Benchmark) -> list[Evaluation]:
     return list(newest.values())
 
 
+def interval_range(interval: Any, decimals: int) -> str:
+    """A stored [low, high] interval as shown beside a value, "0.512\u20130.604" at the
+    metric's decimals; "" when there is none (null, or a bound that is not a number)."""
+    if not interval:
+        return ""
+    low, high = (metric_value(bound) for bound in interval)
+    if low is None or high is None:
+        return ""
+    return f"{low:.{decimals}f}\N{EN DASH}{high:.{decimals}f}"
+
+
 def newest_scored_run(submission: Submission) -> Evaluation | None:
     return (
         submission.evaluations.filter(status__in=STATES_WITH_SCORES)

@@ -17,6 +17,7 @@ from ..enums import (
 )
 from ..models import BoardEntry, Evaluation, RunReplicates, Submission
 from .entries import (
+    interval_range,
     latest_evaluation,
     metric_specs,
     metric_value,
@@ -269,16 +270,10 @@ def _metric_lines(evaluation: Evaluation, metrics: list[Metric]) -> list[MetricL
                 count.get("scored"),
                 count.get("total"),
                 unit="items" if metric.is_judge_metric else "samples",
-                interval=_interval_text(intervals.get(metric.key), metric.display_decimals),
+                interval=interval_range(intervals.get(metric.key), metric.display_decimals),
             )
         )
     return lines
-
-
-def _interval_text(interval: list[float] | None, decimals: int) -> str:
-    if value := interval:
-        return f"{value[0]:.{decimals}f}\u2013{value[1]:.{decimals}f}"
-    return ""
 
 
 def _per_dataset(result: dict[str, Any], metrics: list[Metric]) -> DatasetBreakdown | None:
