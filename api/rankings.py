@@ -2,6 +2,7 @@
 
     GET /api/v1/benchmarks/<slug>/rankings/          rankings      (?format=csv for CSV)
     GET /api/v1/benchmarks/<slug>/rankings.csv       rankings-csv
+    GET /api/v1/benchmarks/<slug>/rankings.json      rankings-json (every row, as a download)
 
 The rankings read the materialised board (`BoardEntry`, written only by `recompute_board`), so
 they hold published entries only: an evaluate-only run is never on a board. The rank, mean rank
@@ -55,9 +56,11 @@ from submissions.models import BoardEntry
 from submissions.selectors import (
     FIXED_SORT_COLUMNS,
     BoardSort,
+    board_entries,
     first_click_descending,
     metric_specs,
     metric_value,
+    parse_board_filter,
     ranking_policy,
     sort_board_rows,
 )
@@ -288,8 +291,16 @@ RANKINGS_ERRORS = {
 }
 
 
+# The filters' parameters (the board page's search and tag).
+FILTERS = ("q", "tag")
+
+# What a rankings response is: a page of the JSON, every row of it as a download, or the CSV.
+JSON_PAGE, JSON_WHOLE, CSV = "json", "json-whole", "csv"
+
+
 class RankingsView(APIView):
     renderer_classes = [JSONRenderer, CSVRenderer]
+    json_kind = JSON_PAGE
 
     @extend_schema(
         operation_id="benchmarks_rankings",
@@ -310,9 +321,9 @@ class RankingsView(APIView):
     def get(self, request: Request, slug: str, format: str | None = None) -> HttpResponse:
         benchmark = visible_benchmark(request, slug)
         query, metrics = _rankings_query(request, benchmark)
-        as_csv = request.accepted_renderer.format == CSVRenderer.format
+        kind = CSV if request.accepted_renderer.format == CSVRenderer.format else self.json_kind
         computed_at = _board_computed_at(benchmark)
-        etag = _etag(benchmark, computed_at, _canonical_query(query, as_csv=as_csv), as_csv=as_csv)
+        etag = _etag(benchmark, computed_at, _canonical_query(query, kind), kind)
         not_modified = get_conditional_response(
             request, etag=etag, last_modified=computed_at and int(computed_at.timestamp())
         )
@@ -320,15 +331,15 @@ class RankingsView(APIView):
             return _with_validators(not_modified, benchmark, etag, computed_at)
 
         link_base = request.build_absolute_uri(request.path)
-        body = _rankings_body(
-            benchmark, metrics, query, computed_at, etag, link_base, as_csv=as_csv
-        )
-        if as_csv:
+        body = _rankings_body(benchmark, metrics, query, computed_at, etag, link_base, kind)
+        if kind == CSV:
             response = HttpResponse(body, content_type="text/csv; charset=utf-8")
-            filename = csv_filename(benchmark, query["board"], computed_at)
-            response["Content-Disposition"] = f'attachment; filename="{filename}"'
         else:
             response = HttpResponse(body, content_type="application/json")
+        if kind != JSON_PAGE:
+            extension = "csv" if kind == CSV else "json"
+            filename = csv_filename(benchmark, query["board"], computed_at, extension=extension)
+            response["Content-Disposition"] = f'attachment; filename="{filename}"'
         return _with_validators(response, benchmark, etag, computed_at)
 
     def handle_exception(self, exc: Exception) -> Response:
@@ -336,6 +347,25 @@ class RankingsView(APIView):
         self.request.accepted_renderer = JSONRenderer()
         self.request.accepted_media_type = JSONRenderer.media_type
         return super().handle_exception(exc)
+
+
+class RankingsJSONView(RankingsView):
+    renderer_classes = [JSONRenderer]
+    json_kind = JSON_WHOLE
+
+    @extend_schema(
+        operation_id="benchmarks_rankings_json",
+        summary="A benchmark's rankings as one JSON download",
+        description=(
+            "The JSON of the rankings endpoint with every row the parameters select in "
+            "`results` (no pages: `page` and `page_size` are ignored, `next` and `previous` "
+            "are null), sent as an attachment: the board page's JSON download."
+        ),
+        parameters=[RankingsQuerySerializer],
+        responses={(200, "application/json"): RankingPageSerializer, **RANKINGS_ERRORS},
+    )
+    def get(self, request: Request, slug: str, format: str | None = None) -> HttpResponse:
+        return super().get(request, slug, format)
 
 
 class RankingsCSVView(RankingsView):
@@ -393,25 +423,19 @@ def _board_computed_at(benchmark: Benchmark) -> datetime | None:
     )
 
 
-def _canonical_query(query: dict[str, Any], *, as_csv: bool) -> dict[str, Any]:
-    """The parameters that shape the body, in a fixed order: the CSV is the whole board."""
-    names = CSV_QUERY if as_csv else JSON_QUERY
-    return {name: query[name] for name in names}
+def _canonical_query(query: dict[str, Any], kind: str) -> dict[str, Any]:
+    """The parameters that shape the body, in a fixed order: the CSV and the JSON download
+    hold every row, so pages do not shape them. An empty search or tag is left out (it
+    selects every row), so links and ETags are the same as before the filters existed."""
+    names = JSON_QUERY if kind == JSON_PAGE else CSV_QUERY
+    return {name: query[name] for name in names if name not in FILTERS or query[name]}
 
 
 def _etag(
-    benchmark: Benchmark, computed_at: datetime | None, query: dict[str, Any], *, as_csv: bool
+    benchmark: Benchmark, computed_at: datetime | None, query: dict[str, Any], kind: str
 ) -> str:
     stamp = computed_at.isoformat() if computed_at else "never"
-    source = "|".join(
-        [
-            REPRESENTATION_VERSION,
-            str(benchmark.pk),
-            stamp,
-            "csv" if as_csv else "json",
-            urlencode(query),
-        ]
-    )
+    source = "|".join([REPRESENTATION_VERSION, str(benchmark.pk), stamp, kind, urlencode(query)])
     return f'"{hashlib.sha256(source.encode()).hexdigest()[:32]}"'
 
 
@@ -435,8 +459,7 @@ def _rankings_body(
     computed_at: datetime | None,
     etag: str,
     link_base: str,
-    *,
-    as_csv: bool,
+    kind: str,
 ) -> bytes:
     """The response body, from the cache when this board (as of `computed_at`, which the ETag
     holds) was already rendered with these parameters; the JSON's links name the host too."""
@@ -448,10 +471,10 @@ def _rankings_body(
         metrics = list(benchmark.metrics.all())
     rows = _board_rows(benchmark, metrics, query)
     keys = [metric.key for metric in metrics]
-    if as_csv:
+    if kind == CSV:
         body = csv_body(rows, keys)
     else:
-        page = _page(benchmark, rows, keys, query, computed_at, link_base)
+        page = _page(benchmark, rows, keys, query, computed_at, link_base, whole=kind == JSON_WHOLE)
         body = json.dumps(page, ensure_ascii=False, separators=(",", ":")).encode()
     if settings.PODIUM_BOARD_CACHE_SECONDS > 0:
         cache.set(key, body, settings.PODIUM_BOARD_CACHE_SECONDS)
@@ -464,6 +487,14 @@ def _board_rows(
     rows = ranking_rows(benchmark, metrics)
     if query["board"] != ALL_BOARDS:
         rows = [row for row in rows if row.board == query["board"]]
+    board_filter = parse_board_filter(query["q"], query["tag"])
+    if board_filter.active:
+        # The board page's rule (`submissions.selectors.filter_board_entries`), not a copy.
+        boards = BoardKind.values if query["board"] == ALL_BOARDS else [query["board"]]
+        selected = set(
+            board_entries(benchmark, boards, board_filter).values_list("submission_id", flat=True)
+        )
+        rows = [row for row in rows if row.body["submission_id"] in selected]
     sort = BoardSort(query["sort"], descending=query["direction"] == "desc")
     return sort_board_rows(rows, sort)  # type: ignore[arg-type]  # RankingRow has its fields
 
@@ -475,14 +506,18 @@ def _page(
     query: dict[str, Any],
     computed_at: datetime | None,
     link_base: str,
+    *,
+    whole: bool = False,
 ) -> dict[str, Any]:
     number, size = query["page"], query["page_size"]
+    if whole:
+        number, size = 1, max(1, len(rows))
     last = max(1, math.ceil(len(rows) / size))
     if number > last:
         raise NotFound("Invalid page.")
 
     def link(page: int) -> str:
-        return f"{link_base}?{urlencode({**_canonical_query(query, as_csv=False), 'page': page})}"
+        return f"{link_base}?{urlencode({**_canonical_query(query, JSON_PAGE), 'page': page})}"
 
     return {
         "benchmark": benchmark.slug,
@@ -498,6 +533,11 @@ def _page(
 
 urlpatterns = [
     path("benchmarks/<slug:slug>/rankings/", RankingsView.as_view(), name="rankings"),
+    path(
+        "benchmarks/<slug:slug>/rankings.json",
+        RankingsJSONView.as_view(),
+        name="rankings-json",
+    ),
     path(
         "benchmarks/<slug:slug>/rankings.csv",
         RankingsCSVView.as_view(),

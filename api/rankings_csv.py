@@ -132,6 +132,9 @@ class CSVRenderer(BaseRenderer):
         return JSONRenderer().render(data)
 
 
-def csv_filename(benchmark: Benchmark, board: str, computed_at: datetime | None) -> str:
+def csv_filename(
+    benchmark: Benchmark, board: str, computed_at: datetime | None, *, extension: str = "csv"
+) -> str:
+    """The download's name: the benchmark, the board and the day it was computed."""
     day = timezone.localdate(computed_at) if computed_at else timezone.localdate()
-    return f"{benchmark.slug}-{board}-rankings-{day.isoformat()}.csv"
+    return f"{benchmark.slug}-{board}-rankings-{day.isoformat()}.{extension}"

@@ -7,6 +7,7 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from submissions.enums import BoardKind
+from submissions.selectors import BOARD_TAGS, MAX_SEARCH_CHARS
 
 ALL_BOARDS = "all"
 DEFAULT_PAGE_SIZE = 100
@@ -41,18 +42,35 @@ class RankingsQuerySerializer(serializers.Serializer):
         required=False,
         help_text="Default: best first for a metric, newest first for the date, else asc.",
     )
+    q = serializers.CharField(
+        default="",
+        allow_blank=True,
+        max_length=MAX_SEARCH_CHARS,
+        help_text=(
+            "Only rows whose model name or team contains this text (case-insensitive), as "
+            "the board page's search."
+        ),
+    )
+    tag = serializers.ChoiceField(
+        choices=[*BOARD_TAGS, ""],
+        default="",
+        help_text=(
+            "Only rows with this tag: verified, baseline, imported, paper (with a paper "
+            "link) or code (with a code link)."
+        ),
+    )
     page = serializers.IntegerField(default=1, min_value=1, help_text="JSON only.")
     page_size = serializers.IntegerField(
         default=DEFAULT_PAGE_SIZE,
         min_value=1,
         max_value=MAX_PAGE_SIZE,
-        help_text="JSON only; the CSV always holds the whole board.",
+        help_text="JSON only; the CSV and the .json download hold every row.",
     )
 
 
 # The parameters that shape each body, in the order of the canonical links and ETags.
-JSON_QUERY = ("board", "sort", "direction", "page", "page_size")
-CSV_QUERY = ("board", "sort", "direction")
+JSON_QUERY = ("board", "sort", "direction", "q", "tag", "page", "page_size")
+CSV_QUERY = ("board", "sort", "direction", "q", "tag")
 
 
 # --- serializers: responses (the rankings rows are built as dicts, see the module docstring) ------

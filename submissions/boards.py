@@ -18,7 +18,13 @@ from benchmark.scoring.tasks import JUDGE_METRICS
 from .enums import STATES_JUDGE_PENDING, BoardKind
 from .intervals import enqueue_rank_intervals
 from .models import BoardEntry, Evaluation, RunReplicates
-from .selectors import board_candidates, metric_specs, ranking_entry, ranking_policy
+from .selectors import (
+    board_candidates,
+    metric_specs,
+    metric_value,
+    ranking_entry,
+    ranking_policy,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -121,7 +127,9 @@ def _board_entry(
         rank=ranked.rank,
         mean_rank=ranked.mean_rank,
         wins=ranked.wins,
-        values=run.metrics,
+        # Cleaned as every reader cleans them (a number or None), so the board can sort on them in
+        # the database (`selectors.board_page`).
+        values={key: metric_value(value) for key, value in run.metrics.items()},
         highlights=highlights.get(submission.pk, {}),
         judge_pending=run.state in STATES_JUDGE_PENDING,
         judged_over=_judged_over(run),
@@ -131,6 +139,8 @@ def _board_entry(
         or run.scored_at
         or run.created_at,
         computed_at=computed_at,
+        model_key=submission.model_name.casefold(),
+        team_key=(submission.team_name or submission.institution).casefold(),
     )
 
 

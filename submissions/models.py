@@ -259,6 +259,11 @@ class BoardEntry(models.Model):
     # The board's date column: when the entry was verified, else when its run was scored.
     listed_at = models.DateTimeField()
     computed_at = models.DateTimeField()
+    # The model name and the team (team name, else institution) casefolded (issue 13, point 11):
+    # what the board's search matches and its Model and Team columns sort by, in the database
+    # and in code-point order (`selectors.board_page`), as `sort_board_rows` orders them.
+    model_key = models.CharField(max_length=400, blank=True, default="")
+    team_key = models.CharField(max_length=800, blank=True, default="")
 
     class Meta:
         ordering = ["benchmark", "board", "rank"]

@@ -24,7 +24,7 @@ from benchmark.selectors import active_testset, benchmark_by_slug, public_benchm
 from core.exceptions import DomainError, DuplicatePredictions, InvalidName, InvalidPredictions
 
 from . import notifications, selectors, services, verification
-from .charts.rank_intervals import NARROW
+from .charts.rank_intervals import NARROW, rank_interval_chart
 from .enums import BoardKind
 from .forms import CompareForm, SubmissionForm
 from .intervals import compare_runs
@@ -42,19 +42,28 @@ def home(request: HttpRequest) -> HttpResponse:
 
 
 def board(request: HttpRequest, slug: str, board: str = BoardKind.OFFICIAL) -> HttpResponse:
-    """One board table (Official or Community), sorted by `?sort=<column>&dir=asc|desc`, and
-    the chart of its rank intervals."""
+    """One board table (Official or Community) a page at a time: searched by model or team
+    (`?q=`), narrowed to a tag (`?tag=`), sorted by `?sort=<column>&dir=asc|desc`
+    (`?page=`), with the chart of its rank intervals and the board's downloads."""
     benchmark = _visible_benchmark(request, slug)
+    kind = BoardKind(board)
     metrics = list(benchmark.metrics.all())
     sort = selectors.parse_board_sort(request.GET.get("sort"), request.GET.get("dir"), metrics)
+    board_filter = selectors.parse_board_filter(request.GET.get("q"), request.GET.get("tag"))
     summary = selectors.board_summary(benchmark)
-    table, chart = _board_parts(benchmark, BoardKind(board), sort, metrics, summary)
+    table, chart = _board_parts(
+        benchmark, kind, sort, board_filter, request.GET.get("page"), metrics, summary
+    )
     context = {
         "benchmark": benchmark,
         "tab": board,
-        "board": BoardKind(board),
+        "board": kind,
         "summary": summary,
         "count": summary.counts[board],
+        "sort": sort,
+        "filter": board_filter,
+        "tags": selectors.BOARD_TAGS,
+        "download_query": selectors.board_download_query(kind, sort, board_filter),
         "table": table,
         "chart": chart,
         **_official_how(benchmark),
@@ -66,36 +75,73 @@ def _board_parts(
     benchmark: Benchmark,
     board: BoardKind,
     sort: selectors.BoardSort,
+    board_filter: selectors.BoardFilter,
+    page: str | None,
     metrics: list[Metric],
     summary: selectors.BoardSummary,
 ) -> tuple[SafeString, SafeString]:
-    """The table's and the rank-interval chart's HTML, cached per board, sort and recompute:
-    the same for every viewer, and they only change when `recompute_board` or
-    `compute_rank_intervals` runs (both move `computed_at`, hence the key). A cache hit costs
-    no query beyond the page's three; a miss reads the rows in one."""
+    """The table's (with its pagination) and the rank-interval chart's HTML, cached per board,
+    sort, tag, page and recompute: the same for every viewer, and they only change when
+    `recompute_board` or `compute_rank_intervals` runs (both move `computed_at`, hence the
+    key). A search is not cached (its text is the searcher's; it reads one page anyway). A
+    cache hit costs no query beyond the page's three; a miss reads the page's rows in one,
+    plus a count and the interval state."""
     key = None
-    if summary.computed_at is not None and settings.PODIUM_BOARD_CACHE_SECONDS > 0:
+    if (
+        summary.computed_at is not None
+        and settings.PODIUM_BOARD_CACHE_SECONDS > 0
+        and not board_filter.text
+    ):
         stamp = summary.computed_at.timestamp()
-        key = f"podium:board:v2:{benchmark.pk}:{board}:{stamp}:{sort.key}:{sort.direction}"
+        page_key = page if page and page.isdigit() and len(page) < 8 else "1"
+        key = (
+            f"podium:board:v3:{benchmark.pk}:{board}:{stamp}:{sort.key}:{sort.direction}"
+            f":{board_filter.tag}:{page_key}"
+        )
         cached = cache.get(key)
         if cached is not None:
             # our own rendered templates, escaped when rendered
             return mark_safe(cached[0]), mark_safe(cached[1])
-    rows = selectors.board_rows(benchmark, board=board, sort=sort, metrics=metrics)
+    rows_page = selectors.board_page(
+        benchmark,
+        board=board,
+        sort=sort,
+        board_filter=board_filter,
+        page=page,
+        metrics=metrics,
+        count=None if board_filter.active else summary.counts[board],
+    )
+    intervals = summary.intervals.get(board, selectors.NO_INTERVALS)
+    chart = narrow_chart = None
+    if intervals.ready and rows_page.count:
+        entries = selectors.board_chart_entries(
+            benchmark,
+            board,
+            board_filter,
+            rows=rows_page.rows,
+            sort=sort,
+            page=rows_page.number,
+            count=rows_page.count,
+        )
+        chart = rank_interval_chart(entries, total=rows_page.count)
+        narrow_chart = rank_interval_chart(entries, total=rows_page.count, layout=NARROW)
     context = {
         "benchmark": benchmark,
-        "rows": rows,
-        "columns": selectors.board_columns(metrics, sort),
+        "page": rows_page,
+        "rows": rows_page.rows,
+        "columns": selectors.board_columns(metrics, sort, board_filter.params),
         "board": board,
-        "intervals": selectors.board_intervals(rows),
-        "chart": selectors.board_rank_chart(rows),
-        "narrow_chart": selectors.board_rank_chart(rows, layout=NARROW),
+        "filter": board_filter,
+        "intervals": intervals,
+        "chart": chart,
+        "narrow_chart": narrow_chart,
     }
     table = render_to_string("submissions/_board_table.html", context)
-    chart = render_to_string("submissions/_rank_chart.html", context) if context["chart"] else ""
+    chart_html = render_to_string("submissions/_rank_chart.html", context) if chart else ""
     if key is not None:
-        cache.set(key, (table, chart), settings.PODIUM_BOARD_CACHE_SECONDS)
-    return mark_safe(table), mark_safe(chart)  # our own rendered templates, escaped when rendered
+        cache.set(key, (table, chart_html), settings.PODIUM_BOARD_CACHE_SECONDS)
+    # our own rendered templates, escaped when rendered
+    return mark_safe(table), mark_safe(chart_html)
 
 
 def compare(request: HttpRequest, slug: str) -> HttpResponse:

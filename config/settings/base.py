@@ -274,6 +274,10 @@ if PODIUM_TESTSET_DIR.is_relative_to(MEDIA_ROOT) or PODIUM_PRIVATE_DIR.is_relati
 # only how long superseded copies may linger. 0 turns the cache off (dev: edited templates
 # show at once).
 PODIUM_BOARD_CACHE_SECONDS = env_int("PODIUM_BOARD_CACHE_SECONDS", 24 * 60 * 60)
+# Rows per page of a board table (issue 13, point 11); the downloads hold the whole board.
+PODIUM_BOARD_PAGE_SIZE = env_int("PODIUM_BOARD_PAGE_SIZE", 50)
+if not 1 <= PODIUM_BOARD_PAGE_SIZE <= 1000:
+    raise ImproperlyConfigured("PODIUM_BOARD_PAGE_SIZE must be between 1 and 1000.")
 
 # Two caches: "default" is per process (rendered board tables, cheap to rebuild); "shared" is
 # seen by every process. Shared is a database table unless PODIUM_SHARED_CACHE_URL names Redis.

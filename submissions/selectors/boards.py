@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import itertools
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 from urllib.parse import urlencode
 
-from django.db.models import Count, Max
+from django.db.models import Count, Max, Q
 
 from benchmark.models import Benchmark, Metric
 
@@ -30,28 +30,62 @@ RANK_CHART_ROWS = 30
 
 
 @dataclass(frozen=True)
+class BoardIntervals:
+    """What a board table says about its rank intervals as a whole: `ready` when every row has
+    one, `computing` when rows have metric intervals but the background task has not written
+    the rank intervals yet, neither when no row has per-sample data (nothing will come)."""
+
+    ready: bool
+    computing: bool
+    has_tiers: bool
+    # Some row has metric intervals, or rank intervals are shown: only then does a row without
+    # metric intervals say so (a board of imported rows alone says nothing about intervals).
+    any_intervals: bool
+
+
+NO_INTERVALS = BoardIntervals(ready=False, computing=False, has_tiers=False, any_intervals=False)
+
+
+@dataclass(frozen=True)
 class BoardSummary:
-    """How many rows each board has and when the board was last computed (None: never, or
-    nothing to show). `computed_at` changes on every recompute, so it keys cached pages."""
+    """How many rows each board has, the state of each board's intervals, and when the board
+    was last computed (None: never, or nothing to show). `computed_at` changes on every
+    recompute, so it keys cached pages."""
 
     counts: dict[str, int]
     computed_at: datetime | None
+    intervals: dict[str, BoardIntervals] = field(default_factory=dict)
 
 
 def board_summary(benchmark: Benchmark) -> BoardSummary:
-    """Row counts per board and the time of the last recompute, in one query."""
+    """Row counts, interval states per board and the time of the last recompute, in one
+    query."""
     rows = (
         BoardEntry.objects.filter(benchmark=benchmark)
         .values("board")
-        .annotate(count=Count("id"), computed_at=Max("computed_at"))
+        .annotate(
+            count=Count("id"),
+            computed_at=Max("computed_at"),
+            without_rank_interval=Count("id", filter=Q(rank_best__isnull=True)),
+            without_tier=Count("id", filter=Q(tier__isnull=True)),
+            with_intervals=Count("id", filter=~Q(intervals={})),
+        )
         .order_by()
     )
     counts = {kind.value: 0 for kind in BoardKind}
+    intervals = {kind.value: NO_INTERVALS for kind in BoardKind}
     computed_at = None
     for row in rows:
         counts[row["board"]] = row["count"]
+        ready = row["count"] > 0 and row["without_rank_interval"] == 0
+        intervals[row["board"]] = BoardIntervals(
+            ready=ready,
+            computing=not ready and row["with_intervals"] > 0,
+            has_tiers=ready and row["without_tier"] == 0,
+            any_intervals=ready or row["with_intervals"] > 0,
+        )
         computed_at = max(filter(None, [computed_at, row["computed_at"]]))
-    return BoardSummary(counts=counts, computed_at=computed_at)
+    return BoardSummary(counts=counts, computed_at=computed_at, intervals=intervals)
 
 
 # Columns a board can be sorted by besides the metrics, with their first-click direction.
@@ -107,9 +141,12 @@ class BoardColumn:
         return re.split(r"(?<=[_@])", self.label)
 
 
-def board_columns(metrics: list[Metric], sort: BoardSort) -> list[BoardColumn]:
+def board_columns(
+    metrics: list[Metric], sort: BoardSort, keep: dict[str, str] | None = None
+) -> list[BoardColumn]:
     """The board's header, in column order, each with a link that sorts by it: the first
-    click gives the natural direction, a click on the sorted column reverses it."""
+    click gives the natural direction, a click on the sorted column reverses it. The links
+    keep the query parameters in `keep` (the search and the tag) and go back to page 1."""
     fixed = [
         ("rank", "Rank", "Rank on the board (mean rank over the metrics, then tiebreakers)"),
         ("model", "Model", "Model name"),
@@ -126,7 +163,9 @@ def board_columns(metrics: list[Metric], sort: BoardSort) -> list[BoardColumn]:
         else:
             descending = first_click_descending(key, metrics)
             aria_sort = ""
-        href = "?" + urlencode({"sort": key, "dir": "desc" if descending else "asc"})
+        href = "?" + urlencode(
+            {**(keep or {}), "sort": key, "dir": "desc" if descending else "asc"}
+        )
         header.append(BoardColumn(key, label, title, href, aria_sort, numeric))
     return header
 
@@ -167,6 +206,9 @@ class BoardRow:
     rank_worst: int | None = None
     tier: int | None = None
     has_intervals: bool = True
+    # The entry's paper and code, shown beside its name (issue 13, point 11).
+    paper_url: str = ""
+    code_url: str = ""
     # The first row of a tier in the order shown (only when the table is in rank order): the
     # table draws a separator above it.
     tier_start: bool = False
@@ -177,20 +219,6 @@ class BoardRow:
         if self.rank_best is None or self.rank_worst is None:
             return ""
         return f"{self.rank_best}\N{EN DASH}{self.rank_worst}"
-
-
-@dataclass(frozen=True)
-class BoardIntervals:
-    """What a board table says about its rank intervals as a whole: `ready` when every row has
-    one, `computing` when rows have metric intervals but the background task has not written
-    the rank intervals yet, neither when no row has per-sample data (nothing will come)."""
-
-    ready: bool
-    computing: bool
-    has_tiers: bool
-    # Some row has metric intervals, or rank intervals are shown: only then does a row without
-    # metric intervals say so (a board of imported rows alone says nothing about intervals).
-    any_intervals: bool
 
 
 def board_intervals(rows: list[BoardRow]) -> BoardIntervals:
@@ -247,7 +275,7 @@ def board_rows(
         .select_related("submission")
         .order_by("rank")
     )
-    rows = [_board_row(entry, metrics) for entry in entries]
+    rows = [board_row(entry, metrics) for entry in entries]
     sort = sort or BoardSort()
     return mark_tier_starts(sort_board_rows(rows, sort), sort)
 
@@ -265,7 +293,7 @@ def mark_tier_starts(rows: list[BoardRow], sort: BoardSort) -> list[BoardRow]:
     return marked
 
 
-def _board_row(entry: BoardEntry, metrics: list[Metric]) -> BoardRow:
+def board_row(entry: BoardEntry, metrics: list[Metric]) -> BoardRow:
     submission = entry.submission
     values = {metric.key: metric_value(entry.values.get(metric.key)) for metric in metrics}
     has_intervals = bool(entry.intervals)
@@ -307,6 +335,8 @@ def _board_row(entry: BoardEntry, metrics: list[Metric]) -> BoardRow:
         rank_worst=entry.rank_worst,
         tier=entry.tier,
         has_intervals=has_intervals,
+        paper_url=submission.paper_url,
+        code_url=submission.code_url,
     )
 
 

@@ -193,7 +193,7 @@ def test_the_official_board_shows_ranks_medals_badges_and_highlights(client, boa
     assert f'<a href="/b/medvidbench/entries/{alpha.pk}/">Alpha</a>' in content
     assert (
         '<a class="model-link" href="https://example.org/alpha" rel="nofollow noopener"'
-        ' title="Model page">↗</a>'
+        ' title="Model page" aria-label="Alpha: model page">↗</a>'
     ) in content
     assert "Delta" not in content
 
