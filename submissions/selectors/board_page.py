@@ -21,7 +21,7 @@ from django.db import connection
 from django.db.models import Case, F, FloatField, Q, QuerySet, Value, When
 from django.db.models.expressions import OrderBy
 from django.db.models.fields.json import KeyTextTransform
-from django.db.models.functions import Cast, Collate
+from django.db.models.functions import Cast, Collate, NullIf
 from django.utils.functional import cached_property
 
 from benchmark.models import Benchmark, Metric
@@ -116,7 +116,9 @@ def board_ordering(sort: BoardSort) -> list[Any]:
         return [no_team.asc(), _directed(_code_points("team_key"), sort.descending), "rank"]
     if sort.key == "date":
         return [_directed(F("listed_at"), sort.descending), "rank"]
-    value = Cast(KeyTextTransform(sort.key, "values"), FloatField())
+    # A missing value is JSON null: SQL NULL from PostgreSQL's ->>, the text "null" from
+    # SQLite's (which CAST would read as 0.0), hence the NULLIF.
+    value = Cast(NullIf(KeyTextTransform(sort.key, "values"), Value("null")), FloatField())
     return [_directed(value, sort.descending), "rank"]
 
 

@@ -21,7 +21,7 @@ from submissions.intervals import compute_rank_intervals
 from submissions.models import BoardEntry
 from submissions.services import import_published_result, recompute_board
 from tests.submissions import intervals_data
-from tests.submissions.test_views import get, parse_table
+from tests.submissions.pages import get, parse_table
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db]
 

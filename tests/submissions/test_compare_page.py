@@ -15,7 +15,7 @@ from tests.accounts.factories import UserFactory, maintainer_user
 from tests.benchmark.factories import BenchmarkFactory
 from tests.submissions import intervals_data
 from tests.submissions.factories import scored_entry as factory_scored_entry
-from tests.submissions.test_views import parse_table
+from tests.submissions.pages import parse_table
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db]
 
