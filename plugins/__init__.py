@@ -1,0 +1,1 @@
+"""Benchmark plugins shipped with Podium."""

@@ -1,0 +1,64 @@
+"""MedSG-Bench's scoring core stays plain Python + numpy: no Django, no project app, and from
+`benchmark` only the two pure modules it is allowed (`errors`, `strict_json`). The demo
+generator is held to the same rule. The walk reads the AST, as tests/benchmark/scoring does."""
+
+from pathlib import Path
+
+import pytest
+
+from tests.benchmark.scoring.test_boundary import FORBIDDEN_ROOTS, imported_modules
+
+pytestmark = pytest.mark.unit
+
+REPO_ROOT = Path(__file__).resolve().parents[3]
+PURE_FILES = [
+    *sorted((REPO_ROOT / "plugins" / "medsg" / "scoring").rglob("*.py")),
+    REPO_ROOT / "plugins" / "medsg" / "demo.py",
+]
+ALLOWED_BENCHMARK = ("benchmark.scoring.errors", "benchmark.scoring.strict_json")
+
+
+def is_forbidden(module: str) -> bool:
+    root = module.split(".")[0]
+    if root == "benchmark":
+        return not any(module == ok or module.startswith(ok + ".") for ok in ALLOWED_BENCHMARK)
+    if root == "plugins":
+        return not (
+            module == "plugins.medsg.scoring" or module.startswith("plugins.medsg.scoring.")
+        )
+    return root in FORBIDDEN_ROOTS | {"verifying", "api", "tests"} or module.startswith("<")
+
+
+def dotted_path(path: Path) -> str:
+    return ".".join(path.relative_to(REPO_ROOT).with_suffix("").parts)
+
+
+def test_the_walk_finds_the_files():
+    assert len(PURE_FILES) >= 7, PURE_FILES
+
+
+def test_the_pure_code_imports_no_django_and_no_app():
+    violations = [
+        f"{path.relative_to(REPO_ROOT)}:{line}: imports {module}"
+        for path in PURE_FILES
+        for line, module in imported_modules(path.read_text(encoding="utf-8"), dotted_path(path))
+        if is_forbidden(module)
+    ]
+    assert violations == []
+
+
+@pytest.mark.parametrize(
+    ("module", "forbidden"),
+    [
+        ("django.db", True),
+        ("benchmark.models", True),
+        ("benchmark.scoring.submission", True),
+        ("benchmark.scoring.errors.Problem", False),
+        ("benchmark.scoring.strict_json", False),
+        ("plugins.medsg.scoring.boxes", False),
+        ("plugins.medsg.apps", True),
+        ("numpy", False),
+    ],
+)
+def test_the_rule_itself(module, forbidden):
+    assert is_forbidden(module) is forbidden

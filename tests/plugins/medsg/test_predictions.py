@@ -1,0 +1,148 @@
+"""A MedSG-Bench predictions file: checked row by row, every problem named with row and field."""
+
+import json
+
+import pytest
+
+from benchmark.scoring.errors import PredictionsError
+from plugins.medsg.scoring.predictions import load_predictions
+
+from .factories import item, make_test_set, rows_for
+
+pytestmark = pytest.mark.unit
+
+
+@pytest.fixture
+def test_set():
+    return make_test_set(
+        item("referring", [0, 0, 10, 10]),
+        item("patch", [0, 0, 10, 10]),
+        item("multi_view", [0, 0, 10, 10], size=[200, 100]),
+    )
+
+
+def messages(source, test_set, **options) -> list[str]:
+    with pytest.raises(PredictionsError) as caught:
+        load_predictions(source, test_set, **options)
+    return [str(problem) for problem in caught.value.problems]
+
+
+def test_a_well_formed_file_loads_texts_and_boxes(test_set):
+    rows = rows_for(test_set, ["(1,2),(3,4)", [1, 2, 3.5, 4], "no box here"])
+    assert load_predictions(json.dumps(rows).encode(), test_set) == (
+        "(1,2),(3,4)",
+        (1.0, 2.0, 3.5, 4.0),
+        "no box here",
+    )
+
+
+def test_wrong_length(test_set):
+    rows = rows_for(test_set, ["a", "b", "c"])[:2]
+    assert messages(rows, test_set) == [
+        "expected 3 rows, one per test item in test-set order, got 2"
+    ]
+
+
+def test_not_a_list(test_set):
+    assert messages(b'{"0": "x"}', test_set) == [
+        "expected a JSON list of {index, task, prediction} objects, one per test item in "
+        "test-set order, got an object"
+    ]
+
+
+def test_each_row_problem_names_row_and_field(test_set):
+    rows = [
+        "just a string",  # row 0: not an object
+        {"index": 1, "task": "patch"},  # row 1: prediction missing
+        {"index": 2, "task": "multi_view", "prediction": "x", "score": 0.9},  # row 2: extra key
+    ]
+    assert messages(rows, test_set) == [
+        "row 0: expected an object {index, task, prediction}, got a string ('just a string')",
+        "row 1, field 'prediction': missing",
+        "row 2, field 'score': unknown field; a row holds exactly index, task and prediction, "
+        "and Podium refuses other fields instead of ignoring them; remove it",
+    ]
+
+
+def test_ground_truth_keys_are_refused_by_name(test_set):
+    rows = rows_for(test_set, ["a", "b", "c"])
+    rows[1]["answer"] = [0, 0, 10, 10]
+    assert messages(rows, test_set) == [
+        "row 1, field 'answer': Podium never accepts ground truth from a submitter; remove it"
+    ]
+
+
+def test_index_and_task_must_match_the_position(test_set):
+    rows = rows_for(test_set, ["a", "b", "c"])
+    rows[1]["index"] = 7
+    rows[2]["task"] = "patch"
+    assert messages(rows, test_set) == [
+        "row 1, field 'index': expected 1 at this position (rows are in test-set order, "
+        "numbered from 0), got 7",
+        "row 2, field 'task': expected 'multi_view' at this position, got 'patch'",
+    ]
+
+
+def test_a_reordered_file_gets_a_hint(test_set):
+    rows = rows_for(test_set, ["a", "b", "c"])
+    rows[0], rows[1] = rows[1], rows[0]
+    found = messages(rows, test_set)
+    assert found[0].startswith("the rows hold every index once but in a different order")
+    assert "row 0, field 'index': expected 0 at this position" in found[1]
+
+
+def test_index_must_be_an_integer(test_set):
+    rows = rows_for(test_set, ["a", "b", "c"])
+    rows[0]["index"] = True
+    rows[1]["index"] = "1"
+    assert messages(rows, test_set) == [
+        "row 0, field 'index': expected an integer (the row's 0-based position), got a boolean",
+        "row 1, field 'index': expected an integer (the row's 0-based position), got a string "
+        "('1')",
+    ]
+
+
+def test_a_prediction_is_a_text_or_four_numbers(test_set):
+    rows = rows_for(test_set, [None, [1, 2, 3], {"box": [1, 2, 3, 4]}])
+    assert messages(rows, test_set) == [
+        "row 0, field 'prediction': expected a text answer or a box [x1, y1, x2, y2] of 4 "
+        "numbers, got null",
+        "row 1, field 'prediction': a box needs exactly 4 numbers [x1, y1, x2, y2], got a list "
+        "of 3",
+        "row 2, field 'prediction': expected a text answer or a box [x1, y1, x2, y2] of 4 "
+        "numbers, got an object",
+    ]
+
+
+def test_a_list_box_with_a_boolean_or_a_string_is_a_file_problem(test_set):
+    rows = rows_for(test_set, [[1, 2, 3, False], ["1", 2, 3, 4], "fine"])
+    assert messages(rows, test_set) == [
+        "row 0, field 'prediction': a box holds 4 numbers, but item 3 is a boolean",
+        "row 1, field 'prediction': a box holds 4 numbers, but item 0 is a string ('1')",
+    ]
+
+
+def test_nan_and_control_characters(test_set):
+    raw = (
+        b'[{"index": 0, "task": "referring", "prediction": [1, 2, NaN, 4]},'
+        b' {"index": 1, "task": "patch", "prediction": "a\\u0000b"},'
+        b' {"index": 2, "task": "multi_view", "prediction": "ok"}]'
+    )
+    found = messages(raw, test_set)
+    assert found[0].startswith("row 0, field 'prediction': holds NaN, which is not JSON")
+    assert found[1].startswith("row 1, field 'prediction': holds a NUL character (U+0000)")
+    assert len(found) == 2
+
+
+def test_a_too_long_prediction(test_set):
+    rows = rows_for(test_set, ["x" * 11, "b", "c"])
+    assert messages(rows, test_set, max_prediction_chars=10) == [
+        "row 0, field 'prediction': is 11 characters long; this benchmark accepts at most 10 "
+        "characters per prediction"
+    ]
+
+
+def test_invalid_json_names_line_and_column(test_set):
+    assert messages(b'[{"index": 0,\n "task": }]', test_set) == [
+        "not valid JSON: Expecting value at line 2, column 10"
+    ]
