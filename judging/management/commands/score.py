@@ -1,5 +1,7 @@
 """`python manage.py score --ground-truth GT.json PREDICTIONS.json [--format json]
-[--judge-base-url URL --judge-model NAME]`.
+[--judge-base-url URL --judge-model NAME]`, and for another benchmark's plugin
+`python manage.py score --benchmark medsg-bench --ground-truth GT.json --box-format pixel
+--format json PREDICTIONS.json`.
 
 Scores a predictions file against a ground-truth file from the command line, with the same
 loaders and metrics the platform uses. With the judge options it also runs step 2 against that
@@ -7,6 +9,12 @@ OpenAI-compatible endpoint (API key from OPENAI_API_KEY; any value for a local s
 DVC_llm, VS_llm and RC_llm at full precision. Identical prompts are sent once. A bad file exits
 non-zero with the precise message, never a traceback; so does a judge that could not judge a
 metric at all (the metric is then null, never a substitute number).
+
+`--benchmark KEY` scores with that benchmark plugin (benchmark/plugins.py) instead:
+MedSG-Bench's `--format json` prints `{"metrics": {...}, "item_weighted": {...}, "per_task":
+{...}}` at full precision (docs/medsg.md). A plugin's submission options (MedSG-Bench's box
+convention) are options here too, `_` written `-`. Without `--benchmark` the command is
+MedVidBench's, as it always was.
 
 The command lives in `judging` because it uses both steps; step 1 alone needs no endpoint.
 """
@@ -22,6 +30,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from benchmark.definitions import MEDVIDBENCH
+from benchmark.plugins import DEFAULT_PLUGIN, UnknownPlugin, get_plugin, plugins
 from benchmark.scoring import (
     METRIC_NAMES,
     ScoreResult,
@@ -57,6 +66,22 @@ class Command(BaseCommand):
             "--ground-truth", type=Path, required=True, help="the private ground-truth JSON file"
         )
         parser.add_argument("--format", choices=("table", "json"), default="table")
+        parser.add_argument(
+            "--benchmark",
+            default=DEFAULT_PLUGIN,
+            help="the benchmark plugin to score with (default: medvidbench)",
+        )
+        # Every plugin's submission options, e.g. MedSG-Bench's --box-format.
+        seen = set()
+        for plugin in plugins().values():
+            for option in plugin.submission_options:
+                if option.key not in seen:
+                    seen.add(option.key)
+                    parser.add_argument(
+                        "--" + option.key.replace("_", "-"),
+                        dest=option.key,
+                        help=f"{option.label} ({plugin.key}): " + ", ".join(option.values),
+                    )
         judge = parser.add_argument_group("LLM judge (step 2)")
         judge.add_argument(
             "--judge-base-url", help="an OpenAI-compatible endpoint, e.g. https://api.openai.com/v1"
@@ -68,6 +93,9 @@ class Command(BaseCommand):
         judge.add_argument("--judge-temperature", type=float, default=0.0)
 
     def handle(self, *args: object, **options: object) -> None:
+        if options["benchmark"] != DEFAULT_PLUGIN:
+            self.score_with_plugin(options)
+            return
         judging = options["judge_base_url"] or options["judge_model"]
         if judging and not (options["judge_base_url"] and options["judge_model"]):
             raise CommandError("--judge-base-url and --judge-model go together.")
@@ -94,6 +122,48 @@ class Command(BaseCommand):
                 + ", ".join(outcome.unavailable)
                 + "; see the failures above. No value is reported for it."
             )
+
+    def score_with_plugin(self, options: dict) -> None:
+        """Score with the plugin `--benchmark` names: its file checks, its metrics, its JSON."""
+        try:
+            plugin = get_plugin(options["benchmark"])
+        except UnknownPlugin as error:
+            raise CommandError(str(error)) from None
+        if options["judge_base_url"] or options["judge_model"]:
+            raise CommandError(f"{plugin.key} has no LLM judge step; drop the --judge options.")
+        chosen = {}
+        for option in plugin.submission_options:
+            value = options.get(option.key)
+            flag = "--" + option.key.replace("_", "-")
+            if value is None:
+                if option.required:
+                    raise CommandError(
+                        f"{plugin.key} needs {flag}: one of {', '.join(option.values)}."
+                    )
+                continue
+            if value not in option.values:
+                raise CommandError(f"{flag} {value!r} is not one of {', '.join(option.values)}.")
+            chosen[option.key] = value
+        try:
+            test_set = plugin.read_test_set(_read(options["ground_truth"]))
+            predictions = plugin.check_predictions(
+                _read(options["predictions"]),
+                test_set,
+                options=chosen,
+                max_prediction_chars=plugin.definition.max_prediction_chars,
+            )
+        except ScoringInputError as error:
+            raise CommandError(str(error)) from None
+        result, _ = plugin.score(test_set, predictions, options=chosen)
+        if options["format"] == "json":
+            self.stdout.write(json.dumps(plugin.cli_report(result), ensure_ascii=False, indent=2))
+            return
+        lines = [f"{plugin.definition.name}, scorer {result.scorer_version}", ""]
+        lines += [
+            f"{key:<28} {'-' if value is None else f'{value:.4f}'}"
+            for key, value in result.metrics.items()
+        ]
+        self.stdout.write("\n".join(lines))
 
     def judge(self, test_set: TestSet, predictions: list[str], options: dict) -> JudgeOutcome:
         rubric = Rubric.from_dict(MEDVIDBENCH.judge_settings(), template=MEDVIDBENCH.judge_rubric())
@@ -153,6 +223,13 @@ class Command(BaseCommand):
             self.stderr.write(f"... and {len(failures) - 10} more failed items")
         verdicts = {key: scores.get(first[prompt]) for key, prompt in prompts.items()}
         return aggregate(test_set, items, verdicts, rubric)
+
+
+def _read(path: Path) -> bytes:
+    try:
+        return Path(path).read_bytes()
+    except OSError as error:
+        raise CommandError(f"Cannot read {path}: {error.strerror}.") from None
 
 
 def render_table(result: ScoreResult) -> str:

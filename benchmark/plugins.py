@@ -1,0 +1,209 @@
+"""Benchmark plugins (issue 14): what a benchmark knows that the platform does not.
+
+A benchmark is data (its `Benchmark` row, metrics, test sets) plus a plugin: one object that
+reads and checks its test-set files, checks a predictions file against a test set with row-level
+problems, scores it into the platform's result shape (metrics by key, per-group breakdowns, a
+format report) with the per-sample contributions the intervals need, and says which extra
+choices a submission declares (MedSG-Bench's box convention). `Benchmark.plugin` names the
+plugin by its key.
+
+Plugins are found through Python entry points in the group `podium.benchmarks`, as pytest finds
+its plugins: a benchmark can ship as its own package declaring
+
+    [project.entry-points."podium.benchmarks"]
+    my-benchmark = "my_package.plugin:plugin"
+
+and the built-in ones (pyproject.toml) register the same way. A test can add one for its own
+duration with `registered(plugin)`. docs/adding-a-benchmark.md walks through a new one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from importlib.metadata import entry_points
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from benchmark.definitions import BenchmarkDefinition
+
+ENTRY_POINT_GROUP = "podium.benchmarks"
+# The plugin of a benchmark created before plugins existed: MedVidBench was the only one.
+DEFAULT_PLUGIN = "medvidbench"
+
+
+class UnknownPlugin(LookupError):
+    """No plugin is registered under a benchmark's key (a package not installed)."""
+
+
+@dataclass(frozen=True)
+class SubmissionOption:
+    """A choice a submission declares beside its file, on the form and in the API (e.g.
+    MedSG-Bench's `box_format`). Stored on the submission, passed to `check_predictions` and
+    `score` as `options[key]`."""
+
+    key: str
+    label: str
+    help_text: str
+    choices: tuple[tuple[str, str], ...]  # (value, label)
+    required: bool = True
+
+    def __post_init__(self) -> None:
+        if not self.key.isidentifier():
+            raise ValueError(f"an option key is an identifier, not {self.key!r}")
+        if not self.choices:
+            raise ValueError(f"option {self.key!r} offers no choice")
+
+    @property
+    def values(self) -> tuple[str, ...]:
+        return tuple(value for value, _ in self.choices)
+
+
+@dataclass(frozen=True)
+class TestSetCounts:
+    """What the platform stores about a test-set version beside its file."""
+
+    __test__ = False  # not a pytest test class, despite the name
+
+    records: int
+    task_counts: Mapping[str, int]
+    dataset_counts: Mapping[str, int] = field(default_factory=dict)
+    qa_type_counts: Mapping[str, int] = field(default_factory=dict)
+
+
+@runtime_checkable
+class ScoredResult(Protocol):
+    """A scored file as the platform stores it: `metrics` by metric key (None: no value, a
+    pending judge metric), `to_dict()` the JSON kept on the run (the status and entry pages
+    read its `per_dataset`, `counts`, `parsed` and `unparsed_examples`), `scorer_version`."""
+
+    metrics: Mapping[str, float | None]
+    scorer_version: str
+
+    def to_dict(self) -> dict[str, Any]: ...
+
+
+@runtime_checkable
+class Contributions(Protocol):
+    """What a run's metrics aggregate, per sample (private; docs/statistics.md): each metric
+    again under a (B, n_samples) batch of integer weights, and the bytes stored for it."""
+
+    def replicate_values(self, weights: np.ndarray) -> dict[str, np.ndarray]: ...
+
+    def to_bytes(self) -> bytes: ...
+
+
+@runtime_checkable
+class BenchmarkPlugin(Protocol):
+    """The protocol every benchmark plugin implements (docs/adding-a-benchmark.md).
+
+    Input problems are `benchmark.scoring.errors.GroundTruthError` / `PredictionsError`, each
+    naming the row and the field; the platform shows them as they are and changes nothing.
+    """
+
+    key: str
+    definition: BenchmarkDefinition
+    scorer_version: str
+    submission_options: tuple[SubmissionOption, ...]
+    # What one breakdown group is called on the pages: "dataset" for MedVidBench, "task" here.
+    breakdown_label: str
+
+    def read_test_set(self, data: bytes) -> Any:
+        """The parsed test set, or GroundTruthError."""
+        ...
+
+    def test_set_counts(self, test_set: Any) -> TestSetCounts: ...
+
+    def check_predictions(
+        self,
+        data: bytes,
+        test_set: Any,
+        *,
+        options: Mapping[str, str],
+        max_prediction_chars: int | None,
+    ) -> Any:
+        """The predictions in test-set order, or PredictionsError with every problem."""
+        ...
+
+    def score(
+        self, test_set: Any, predictions: Any, *, options: Mapping[str, str]
+    ) -> tuple[ScoredResult, Contributions]: ...
+
+    def replicate_clusters(self, test_set: Any) -> Sequence[Any]:
+        """One cluster label per sample: the bootstrap draws whole clusters (a video's
+        samples together for MedVidBench; each item alone for MedSG-Bench)."""
+        ...
+
+    def contributions_from_bytes(self, data: bytes) -> Contributions: ...
+
+    def cli_report(self, result: ScoredResult) -> dict[str, Any]:
+        """What `manage.py score --benchmark <key> --format json` prints."""
+        ...
+
+
+# -- the registry -----------------------------------------------------------------------------
+
+_lock = threading.Lock()
+_found: dict[str, BenchmarkPlugin] | None = None
+_added: dict[str, BenchmarkPlugin] = {}
+
+
+def _discover() -> dict[str, BenchmarkPlugin]:
+    plugins = {}
+    for point in entry_points(group=ENTRY_POINT_GROUP):
+        plugin = point.load()
+        if getattr(plugin, "key", None) != point.name:
+            raise UnknownPlugin(
+                f"the entry point {point.name!r} ({point.value}) loads a plugin whose key is "
+                f"{getattr(plugin, 'key', None)!r}; the two must be equal"
+            )
+        plugins[point.name] = plugin
+    return plugins
+
+
+def plugins() -> dict[str, BenchmarkPlugin]:
+    """Every registered plugin by key: the entry points (read once per process) and those a
+    test added."""
+    global _found
+    with _lock:
+        if _found is None:
+            _found = _discover()
+        return {**_found, **_added}
+
+
+def get_plugin(key: str) -> BenchmarkPlugin:
+    """The plugin registered under `key`, or UnknownPlugin saying what is registered."""
+    found = plugins()
+    if key in found:
+        return found[key]
+    known = ", ".join(sorted(found)) or "none"
+    hint = (
+        " Podium's own plugins register through its pyproject.toml: `make` installs it "
+        "(pip install --no-deps -e .)."
+        if not found
+        else ""
+    )
+    raise UnknownPlugin(f"No benchmark plugin {key!r} is installed (installed: {known}).{hint}")
+
+
+def plugin_for(benchmark: Any) -> BenchmarkPlugin:
+    """The plugin of a `Benchmark` row."""
+    return get_plugin(benchmark.plugin or DEFAULT_PLUGIN)
+
+
+@contextlib.contextmanager
+def registered(plugin: BenchmarkPlugin) -> Iterator[BenchmarkPlugin]:
+    """`plugin` registered for the block's duration, as an installed one would be (tests)."""
+    with _lock:
+        if plugin.key in _added:
+            raise ValueError(f"a plugin {plugin.key!r} is registered already")
+        _added[plugin.key] = plugin
+    try:
+        yield plugin
+    finally:
+        with _lock:
+            _added.pop(plugin.key, None)
