@@ -18,6 +18,7 @@ from core.exceptions import (
     DomainError,
     DuplicatePredictions,
     InvalidName,
+    InvalidOption,
     InvalidPredictions,
     InvalidTransition,
     JudgeUnavailable,
@@ -40,9 +41,10 @@ def exception_handler(error: Exception, context: dict[str, Any]) -> Response | N
             (status.HTTP_400_BAD_REQUEST, "refused"),
         )
         body: dict[str, Any] = {"detail": str(error), "code": name}
-        if isinstance(error, InvalidName) and error.field:
-            # A name refused by the writer (a look-alike published meanwhile): in the envelope
-            # of the serializer's field errors, where the same refusal usually comes from.
+        if isinstance(error, InvalidName | InvalidOption) and error.field:
+            # A name refused by the writer (a look-alike published meanwhile), an option the
+            # benchmark needs: in the envelope of the serializer's field errors, where the
+            # same refusal usually comes from.
             body = {
                 "detail": "The request is invalid; see `errors`.",
                 "code": "invalid",

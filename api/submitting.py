@@ -25,6 +25,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from benchmark.models import Benchmark
+from benchmark.plugins import plugin_for
 from benchmark.selectors import benchmark_by_slug
 from core.exceptions import InvalidName
 from judging import selectors as judge_selectors
@@ -99,7 +100,30 @@ class SubmitSerializer(serializers.Serializer):
     )
     publish = serializers.BooleanField(required=False, default=True)
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # The benchmark plugin's options, as on the web form (docs/api.md): MedSG-Bench's
+        # box_format (one of its conventions) and zero_shot (true: the declaration).
+        benchmark = self.context.get("benchmark")
+        self.plugin_options = plugin_for(benchmark).submission_options if benchmark else ()
+        for option in self.plugin_options:
+            if option.kind == "declaration":
+                self.fields[option.key] = serializers.BooleanField(
+                    required=option.required, help_text=option.statement
+                )
+            else:
+                self.fields[option.key] = serializers.ChoiceField(
+                    choices=list(option.values),
+                    required=option.required,
+                    help_text=option.help_text,
+                )
+
     def validate(self, data: dict[str, Any]) -> dict[str, Any]:
+        for option in self.plugin_options:
+            if option.kind == "declaration" and option.required and not data.get(option.key):
+                raise serializers.ValidationError(
+                    {option.key: [f"Declare it to submit here: {option.statement}"]}
+                )
         if data["is_challenge_entry"]:
             missing = {
                 name: "A challenge entry needs its team name and authors."
@@ -129,7 +153,19 @@ class SubmitSerializer(serializers.Serializer):
             team_name=data["team_name"] if challenge else "",
             authors=data["authors"] if challenge else "",
             publish=data["publish"],
+            options=self.options(),
         )
+
+    def options(self) -> dict[str, str]:
+        data = self.validated_data
+        chosen = {}
+        for option in self.plugin_options:
+            value = data.get(option.key)
+            if option.kind == "declaration":
+                value = option.values[0] if value else ""
+            if value:
+                chosen[option.key] = value
+        return chosen
 
 
 class JudgeSerializer(serializers.Serializer):
@@ -365,7 +401,7 @@ class SubmitView(APIView):
         services.check_upload_size(benchmark, upload.size or 0)
         upload.seek(0)
         predictions = upload.read()
-        services.validate_predictions(benchmark, predictions)
+        services.validate_predictions(benchmark, predictions, serializer.options())
         submission = services.create_submission(
             benchmark, owner=request.user, details=serializer.details(), predictions=predictions
         )

@@ -39,7 +39,6 @@ from benchmark.scoring import METRIC_NAMES, load_ground_truth, load_predictions 
 from benchmark.scoring.contributions import (  # noqa: E402
     identity_weights,
     metric_values,
-    to_bytes,
 )
 from benchmark.scoring.evaluate import evaluate_with_contributions  # noqa: E402
 from benchmark.scoring.judge import (  # noqa: E402
@@ -49,6 +48,7 @@ from benchmark.scoring.judge import (  # noqa: E402
     load_rubric,
     with_judge,
 )
+from plugins.medvidbench.plugin import Contributions as MedVidBenchContributions  # noqa: E402
 from submissions import intervals  # noqa: E402
 
 
@@ -85,10 +85,12 @@ def main() -> None:
     walls, cpus, stored = [], [], 0
     for _ in range(args.runs):
         wall, cpu = time.perf_counter(), time.process_time()
-        computed = intervals.compute_replicates(checksum, args.replicates, test_set, contributions)
+        computed = intervals.compute_replicates(
+            checksum, args.replicates, test_set, MedVidBenchContributions(contributions)
+        )
         found = {key: intervals._interval(values) for key, values in computed.values.items()}
         keys, matrix = intervals._encode(computed.values)
-        archive = to_bytes(computed.contributions)
+        archive = computed.contributions.to_bytes()
         walls.append(time.perf_counter() - wall)
         cpus.append(time.process_time() - cpu)
         stored = len(archive) + len(matrix)

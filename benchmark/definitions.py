@@ -56,6 +56,8 @@ class BenchmarkDefinition:
     rerun_max_frames: int = 8
     # Where submitters reach the maintainers ("" : the site's contact address).
     contact_url: str = ""
+    # The key of the plugin that reads and scores its files (benchmark/plugins.py).
+    plugin: str = "medvidbench"
 
     def judge_rubric(self) -> str:
         """The judge prompt, read from the file that ships with the scorer ("" if none)."""

@@ -40,6 +40,14 @@ class Benchmark(models.Model):
 
     slug = models.SlugField(max_length=50, unique=True)
     name = models.CharField(max_length=100)
+    # The benchmark plugin that reads its files and scores them (benchmark/plugins.py), by the
+    # key it is registered under. Fixed once the benchmark has test sets: their files are in
+    # its format.
+    plugin = models.CharField(
+        max_length=50,
+        default="medvidbench",
+        help_text="The benchmark plugin (an installed `podium.benchmarks` entry point).",
+    )
     description = models.CharField(
         max_length=300, blank=True, help_text="One sentence, shown in benchmark lists."
     )

@@ -23,7 +23,9 @@ import contextlib
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import date
 from importlib.metadata import entry_points
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -51,12 +53,24 @@ class SubmissionOption:
     help_text: str
     choices: tuple[tuple[str, str], ...]  # (value, label)
     required: bool = True
+    # "choice": pick one of `choices`; "declaration": a box the submitter must tick, whose one
+    # choice is the stored value and its label the statement (MedSG-Bench's zero-shot protocol).
+    kind: str = "choice"
 
     def __post_init__(self) -> None:
         if not self.key.isidentifier():
             raise ValueError(f"an option key is an identifier, not {self.key!r}")
         if not self.choices:
             raise ValueError(f"option {self.key!r} offers no choice")
+        if self.kind not in ("choice", "declaration"):
+            raise ValueError(f"option {self.key!r}: kind is 'choice' or 'declaration'")
+        if self.kind == "declaration" and len(self.choices) != 1:
+            raise ValueError(f"declaration {self.key!r} has exactly one choice: its statement")
+
+    @property
+    def statement(self) -> str:
+        """A declaration's text."""
+        return self.choices[0][1]
 
     @property
     def values(self) -> tuple[str, ...]:
@@ -73,6 +87,56 @@ class TestSetCounts:
     task_counts: Mapping[str, int]
     dataset_counts: Mapping[str, int] = field(default_factory=dict)
     qa_type_counts: Mapping[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class PublishedRow:
+    """A result published elsewhere (a paper's table), imported onto the board as verified,
+    dated as published there (`submissions.services.import_published_result`)."""
+
+    model_name: str
+    values: Mapping[str, float | None]
+    published_on: date
+    is_baseline: bool = True
+    model_url: str = ""
+
+
+@dataclass(frozen=True)
+class DemoEntry:
+    """One example submission of the demo: a predictions file and what the form would say."""
+
+    model_name: str
+    institution: str
+    predictions: Path
+    options: Mapping[str, str] = field(default_factory=dict)
+    publish: bool = True
+    team_name: str = ""
+
+
+@dataclass(frozen=True)
+class DemoFiles:
+    """What a plugin's `write_demo` wrote: a synthetic test set and example submissions."""
+
+    test_set: Path
+    entries: tuple[DemoEntry, ...]
+
+
+@dataclass(frozen=True)
+class FileGuide:
+    """The "Your file" section of Submit and About, as plain text a template escapes: what a
+    row holds, how rows are matched to the test set, and an optional table (a caption, the
+    column headings, rows of cells)."""
+
+    paragraphs: tuple[str, ...]
+    matching: str
+    template_note: str
+    table_caption: str = ""
+    table_headings: tuple[str, ...] = ()
+    table_rows: tuple[tuple[str, ...], ...] = ()
+    # About's metric table: which rows feed a metric, by the metric's `task` (MedVidBench's
+    # qa_type strings; MedSG-Bench's task keys), under `sources_heading`.
+    sources_heading: str = ""
+    sources: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 @runtime_checkable
@@ -142,6 +206,27 @@ class BenchmarkPlugin(Protocol):
 
     def cli_report(self, result: ScoredResult) -> dict[str, Any]:
         """What `manage.py score --benchmark <key> --format json` prints."""
+        ...
+
+    def row_label(self, test_set: Any, row: int) -> str:
+        """How a problem's row is named beside its number ("id 'v3_0011'", "task 'patch'")."""
+        ...
+
+    def template_rows(self, test_set: Any) -> Iterator[dict[str, Any]]:
+        """Every row of a file for `test_set`, in order, with an empty prediction: the
+        downloadable template (what the checker wants in every field but the answers)."""
+        ...
+
+    def file_guide(self, test_set: Any, test_set_counts: Mapping[str, Any]) -> FileGuide: ...
+
+    def write_demo(self, folder: Path) -> DemoFiles | None:
+        """A synthetic test set and example predictions under `folder` (a development
+        machine's demo), the same bytes on every call; None when the plugin has no demo of
+        its own (MedVidBench's is the platform's first one, `submissions.demo.load_demo`)."""
+        ...
+
+    def published_rows(self) -> tuple[PublishedRow, ...]:
+        """Published results to import as the board's baselines (may be empty)."""
         ...
 
 

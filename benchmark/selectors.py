@@ -10,8 +10,9 @@ from typing import Any
 from django.db.models import QuerySet
 
 from accounts.roles import can_view_hidden_benchmarks
-from benchmark import scoring
 from benchmark.models import Benchmark, TestSet
+from benchmark.plugins import plugin_for
+from benchmark.scoring.errors import GroundTruthError
 
 # Parsed ground truths kept per process. MedVidBench's 6,245 records take ~0.3 s to parse; a
 # process rarely needs more than the active version and the one before it.
@@ -56,19 +57,21 @@ def active_testset(benchmark: Benchmark) -> TestSet | None:
     return TestSet.objects.filter(benchmark=benchmark, is_active=True).first()
 
 
-def load_scoring_testset(test_set: TestSet) -> scoring.TestSet:
-    """The parsed ground truth of a stored test set, ready for ``benchmark.scoring.evaluate``.
+def load_scoring_testset(test_set: TestSet) -> Any:
+    """The parsed ground truth of a stored test set, ready for its benchmark plugin's
+    ``check_predictions`` and ``score`` (benchmark/plugins.py).
 
     Reads the private file and checks it still has the checksum recorded at import, then parses
-    it; the parsed object is cached per process (keyed by checksum and path), so the check and
-    the parse happen once per process and version. Raises ``TestSetFileError`` when the file
-    is missing, its checksum differs, or the scorer now rejects it.
+    it with the benchmark's plugin; the parsed object is cached per process (keyed by checksum,
+    path and benchmark), so the check and the parse happen once per process and version. Raises
+    ``TestSetFileError`` when the file is missing, its checksum differs, or the plugin now
+    rejects it.
     """
-    return _parse_stored_file(test_set.checksum, str(test_set.path))
+    return _parse_stored_file(test_set.checksum, str(test_set.path), test_set.benchmark_id)
 
 
 @lru_cache(maxsize=PARSED_TESTSET_CACHE_SIZE)
-def _parse_stored_file(checksum: str, path: str) -> scoring.TestSet:
+def _parse_stored_file(checksum: str, path: str, benchmark_id: int) -> Any:
     # lru_cache does not keep exceptions: a file restored after a failure is read again.
     try:
         with open(path, "rb") as stream:
@@ -81,11 +84,12 @@ def _parse_stored_file(checksum: str, path: str) -> scoring.TestSet:
             f"Test set file {path} was altered: its sha256 is {actual}, "
             f"the imported file's was {checksum}."
         )
+    plugin = plugin_for(Benchmark.objects.only("plugin").get(pk=benchmark_id))
     try:
-        return scoring.load_ground_truth(raw)
-    except scoring.GroundTruthError as error:
+        return plugin.read_test_set(raw)
+    except GroundTruthError as error:
         raise TestSetFileError(
-            f"Test set file {path} no longer loads with scorer {scoring.SCORER_VERSION}:\n{error}"
+            f"Test set file {path} no longer loads with scorer {plugin.scorer_version}:\n{error}"
         ) from None
 
 

@@ -7,6 +7,7 @@ translate ``DomainError`` for their audience.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import tempfile
 from collections.abc import Callable
@@ -21,7 +22,8 @@ from django.db.models import Max
 
 from benchmark.definitions import MEDVIDBENCH, BenchmarkDefinition, MetricDefinition
 from benchmark.models import Benchmark, Metric, TestSet
-from benchmark.scoring import SCORER_VERSION, GroundTruthError, load_ground_truth
+from benchmark.plugins import plugin_for
+from benchmark.scoring.errors import GroundTruthError
 from benchmark.scoring.judge import Rubric, RubricError
 from core.audit import record
 from core.exceptions import InvalidRubric, InvalidTestSet
@@ -101,9 +103,10 @@ def import_testset(
     activate: bool = True,
     notes: str = "",
 ) -> TestSet:
-    """Validate a ground-truth file in the official format and store it as the next version.
+    """Validate a ground-truth file in the benchmark's official format and store it as the
+    next version.
 
-    The file is validated by ``benchmark.scoring.load_ground_truth``; if it is malformed,
+    The file is read and checked by the benchmark's plugin (``read_test_set``); if it is malformed,
     ``InvalidTestSet`` carries the loader's message (every bad record and field) and nothing is
     written. Otherwise, in one transaction serialised on the benchmark row:
 
@@ -122,36 +125,39 @@ def import_testset(
         raw = source.read_bytes()
     except OSError as error:
         raise InvalidTestSet(f"Cannot read {source}: {error.strerror}.") from None
+    plugin = plugin_for(benchmark)
     try:
-        parsed = load_ground_truth(raw)
+        parsed = plugin.read_test_set(raw)
     except GroundTruthError as error:
         raise InvalidTestSet(str(error)) from None
+    counts = plugin.test_set_counts(parsed)
+    checksum = hashlib.sha256(raw).hexdigest()
     directory = testset_dir()
     written: Path | None = None
     try:
         with transaction.atomic():
             # Serialises imports of one benchmark, so two cannot both take version N.
             locked = Benchmark.objects.select_for_update().get(pk=benchmark.pk)
-            existing = TestSet.objects.filter(benchmark=locked, checksum=parsed.checksum).first()
+            existing = TestSet.objects.filter(benchmark=locked, checksum=checksum).first()
             if existing is not None:
                 if activate and not existing.is_active:
                     existing = set_active_testset(existing, actor=actor)
                 return existing
             highest = locked.test_sets.aggregate(highest=Max("version"))["highest"] or 0
             version = highest + 1
-            file_name = f"{locked.slug}/v{version}-{parsed.checksum[:12]}.json"
+            file_name = f"{locked.slug}/v{version}-{checksum[:12]}.json"
             written = directory / file_name
             _write_atomically(written, raw)
             test_set = TestSet.objects.create(
                 benchmark=locked,
                 version=version,
-                checksum=parsed.checksum,
+                checksum=checksum,
                 file_name=file_name,
-                record_count=len(parsed),
-                qa_type_counts=dict(sorted(parsed.qa_type_counts.items())),
-                task_counts=parsed.task_counts(),
-                dataset_counts=dict(sorted(parsed.dataset_counts.items())),
-                scorer_version=SCORER_VERSION,
+                record_count=counts.records,
+                qa_type_counts=dict(counts.qa_type_counts),
+                task_counts=dict(counts.task_counts),
+                dataset_counts=dict(counts.dataset_counts),
+                scorer_version=plugin.scorer_version,
                 imported_by=actor if getattr(actor, "is_authenticated", False) else None,
                 notes=notes,
             )
@@ -160,11 +166,11 @@ def import_testset(
                 actor=actor,
                 target=test_set,
                 version=version,
-                checksum=parsed.checksum,
+                checksum=checksum,
                 record_count=test_set.record_count,
                 file_name=file_name,
                 source=source.name,
-                scorer_version=SCORER_VERSION,
+                scorer_version=plugin.scorer_version,
                 note=notes,
             )
             if activate:
@@ -270,13 +276,23 @@ def ensure_benchmark(
     }
     with transaction.atomic():
         benchmark, created = Benchmark.objects.select_for_update().get_or_create(
-            slug=definition.slug, defaults={**presentation, "is_public": definition.is_public}
+            slug=definition.slug,
+            defaults={
+                **presentation,
+                "is_public": definition.is_public,
+                "plugin": definition.plugin,
+            },
         )
         changed_fields = []
         if not created and overwrite:
             changed_fields = _assign_changes(benchmark, presentation)
             if changed_fields:
                 benchmark.save(update_fields=[*changed_fields, "updated_at"])
+        # Protocol, like a metric's task: the plugin follows the definition always.
+        if not created and benchmark.plugin != definition.plugin:
+            benchmark.plugin = definition.plugin
+            benchmark.save(update_fields=["plugin", "updated_at"])
+            changed_fields = [*changed_fields, "plugin"]
         added, updated = _sync_metrics(
             benchmark, definition.metrics, overwrite=overwrite or created
         )

@@ -83,3 +83,13 @@ class InvalidName(DomainError):
     def __init__(self, message: str, *, field: str = ""):
         self.field = field
         super().__init__(message)
+
+
+class InvalidOption(DomainError):
+    """A choice a submission must declare beside its file (a benchmark plugin's option, such as
+    MedSG-Bench's box convention) that is missing or not one of the offered values. `field` is
+    the option's key."""
+
+    def __init__(self, message: str, *, field: str = ""):
+        self.field = field
+        super().__init__(message)

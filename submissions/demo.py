@@ -27,8 +27,9 @@ from django.utils import timezone
 from accounts.roles import ensure_maintainers_group
 from benchmark.demo_testset import DEMO_FILENAMES, write_demo_files
 from benchmark.models import Benchmark
+from benchmark.plugins import BenchmarkPlugin, plugins
 from benchmark.selectors import active_testset
-from benchmark.services import ensure_medvidbench, import_testset
+from benchmark.services import ensure_benchmark, ensure_medvidbench, import_testset
 from core.exceptions import DomainError
 
 from .models import Evaluation, Submission
@@ -216,7 +217,73 @@ def load_demo(
     loaded = DemoLoaded(benchmark, demo_dir, entries, standin_model_url, log)
     for hook in _demo_hooks:
         hook(loaded)
+    for key, plugin in sorted(plugins().items()):
+        if key != benchmark.plugin:  # MedVidBench's demo is the one above
+            load_plugin_demo(plugin, demo_dir / key, user=user, log=log)
     return DemoSummary(benchmark, imported, submitted, official, len(rows) - official)
+
+
+def load_plugin_demo(
+    plugin: BenchmarkPlugin, demo_dir: Path, *, user: Any, log: Callable[[str], Any]
+) -> Benchmark | None:
+    """A plugin's demo (`write_demo`, `published_rows`): its benchmark, the synthetic test set,
+    the published rows as imported baselines and the example entries, submitted by `user` and
+    scored here, as `load_demo` does for MedVidBench. Idempotent. None for a plugin without a
+    demo. Refuses (DomainError) to replace an active test set that is not the demo's."""
+    files = plugin.write_demo(demo_dir)
+    if files is None:
+        return None
+    benchmark = ensure_benchmark(plugin.definition)
+    active = active_testset(benchmark)
+    checksum = hashlib.sha256(files.test_set.read_bytes()).hexdigest()
+    if active is not None and active.checksum != checksum:
+        raise DomainError(
+            f"{benchmark.name}'s active test set (v{active.version}) is not the demo test set; "
+            "load_demo only sets up development machines and will not replace it."
+        )
+    import_testset(benchmark, files.test_set, notes="synthetic demo test set")
+    imported = 0
+    for row in plugin.published_rows():
+        if Submission.objects.filter(
+            benchmark=benchmark, publish=True, model_name__iexact=row.model_name
+        ).exists():
+            continue
+        import_published_result(
+            benchmark,
+            model_name=row.model_name,
+            values=dict(row.values),
+            verified_at=timezone.make_aware(datetime.combine(row.published_on, time(12))),
+            is_baseline=row.is_baseline,
+            model_url=row.model_url,
+            note="published result, demo data",
+        )
+        imported += 1
+    submitted = 0
+    for entry in files.entries:
+        if Submission.objects.filter(
+            benchmark=benchmark, owner=user, model_name=entry.model_name
+        ).exists():
+            continue
+        log(f"Scoring the {benchmark.name} demo entry {entry.model_name} ...")
+        submission = create_submission(
+            benchmark,
+            owner=user,
+            details=SubmissionDetails(
+                model_name=entry.model_name,
+                institution=entry.institution,
+                contact_email="demo@example.org",
+                team_name=entry.team_name,
+                publish=entry.publish,
+                options=dict(entry.options),
+            ),
+            predictions=entry.predictions.read_bytes(),
+        )
+        run = score_evaluation(submission.evaluations.get())
+        Evaluation.objects.filter(pk=run.pk).update(requested_by=None)
+        submitted += 1
+    recompute_board(benchmark)
+    log(f"{benchmark.name}: {imported} published results imported, {submitted} entries scored.")
+    return benchmark
 
 
 def _demo_maintainer() -> Any:

@@ -2,23 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from django import forms
 from django.core.files.uploadedfile import UploadedFile
 
-from benchmark import scoring
 from benchmark.models import Benchmark
+from benchmark.plugins import SubmissionOption, plugin_for
 from benchmark.selectors import active_testset, load_scoring_testset
 from core.exceptions import DomainError, InvalidName, InvalidPredictions
 
 from .names import clean_name, max_length, refuse_published_lookalike
 from .services import SubmissionDetails, check_upload_size, validate_predictions
-
-# An id longer than this is cut in a message (ids are short in practice).
-ID_SHOWN_CHARS = 60
 
 
 @dataclass(frozen=True)
@@ -42,27 +39,42 @@ class FileRefusal:
         return self.total - len(self.lines)
 
 
-def problem_lines(problems: list[dict], samples: Sequence[scoring.Sample]) -> list[str]:
-    """The scorer's problems (`InvalidPredictions.problems`, rows 0-based as in the API) in the
-    web form's wording: a row counted from 1, as people (and editors) count, with the id the
-    test set holds at that position, then the field at fault. "row 12 (id 'v3_0011'), field
-    'qa_type': expected 'tal' at this position, got 'stg'"."""
+def problem_lines(problems: list[dict], label: Callable[[int], str]) -> list[str]:
+    """The plugin's problems (`InvalidPredictions.problems`, rows 0-based as in the API) in the
+    web form's wording: a row counted from 1, as people (and editors) count, with what the test
+    set holds at that position (`label`: the plugin's `row_label`), then the field at fault.
+    "row 12 (id 'v3_0011'), field 'qa_type': expected 'tal' at this position, got 'stg'"."""
     lines = []
     for problem in problems:
         where = []
         row = problem["row"]
         if row is not None:
             where.append(f"row {row + 1:,}")
-            if 0 <= row < len(samples):
-                sample_id = samples[row].id
-                if len(sample_id) > ID_SHOWN_CHARS:
-                    sample_id = sample_id[:ID_SHOWN_CHARS] + "..."
-                where[-1] += f" (id {sample_id!r})"
+            if shown := label(row):
+                where[-1] += f" ({shown})"
         if problem["field"]:
             where.append(f"field '{problem['field']}'")
         message = problem["message"]
         lines.append(f"{', '.join(where)}: {message}" if where else message)
     return lines
+
+
+def option_field(option: SubmissionOption) -> forms.Field:
+    """The form field of a plugin's submission option: a select (with nothing chosen first,
+    so nobody submits the first convention by accident) or a box to tick."""
+    if option.kind == "declaration":
+        return forms.BooleanField(
+            label=option.statement,
+            help_text=option.help_text,
+            required=option.required,
+            error_messages={"required": f"Declare the {option.label.lower()} to submit here."},
+        )
+    return forms.ChoiceField(
+        label=option.label,
+        help_text=option.help_text,
+        choices=[("", "Choose…"), *option.choices],
+        required=option.required,
+    )
 
 
 class NameField(forms.CharField):
@@ -123,6 +135,16 @@ class SubmissionForm(forms.Form):
         super().__init__(*args, label_suffix="", **kwargs)
         self.benchmark = benchmark
         self._predictions = b""
+        # The benchmark plugin's options (MedSG-Bench's box convention and zero-shot
+        # declaration), before the file: the file is checked with them.
+        self.option_keys = []
+        fields = {}
+        for option in plugin_for(benchmark).submission_options:
+            fields[option.key] = option_field(option)
+            self.option_keys.append(option.key)
+        if fields:
+            ordered = {name: field for name, field in self.fields.items() if name != "predictions"}
+            self.fields = {**ordered, **fields, "predictions": self.fields["predictions"]}
         # Set when the file was refused row by row: the summary at the top of the page.
         self.file_refusal: FileRefusal | None = None
 
@@ -132,7 +154,7 @@ class SubmissionForm(forms.Form):
             check_upload_size(self.benchmark, upload.size or 0)
             upload.seek(0)
             self._predictions = upload.read()
-            validate_predictions(self.benchmark, self._predictions)
+            validate_predictions(self.benchmark, self._predictions, self._options())
         except InvalidPredictions as error:
             raise forms.ValidationError(self._refusal_messages(error)) from None
         except DomainError as error:  # no active test set: submissions are closed
@@ -146,8 +168,13 @@ class SubmissionForm(forms.Form):
 
     def _refusal_messages(self, error: InvalidPredictions) -> list[str]:
         test_set = active_testset(self.benchmark)
-        samples = load_scoring_testset(test_set).samples if test_set is not None else ()
-        self.file_refusal = FileRefusal(problem_lines(error.problems, samples), error.total)
+        parsed = load_scoring_testset(test_set) if test_set is not None else None
+        plugin = plugin_for(self.benchmark)
+
+        def label(row: int) -> str:
+            return plugin.row_label(parsed, row) if parsed is not None else ""
+
+        self.file_refusal = FileRefusal(problem_lines(error.problems, label), error.total)
         messages = list(self.file_refusal.lines)
         if self.file_refusal.more > 0:
             messages.append(
@@ -169,9 +196,21 @@ class SubmissionForm(forms.Form):
                 self.add_error("model_name", str(error))
         return cleaned
 
+    def _options(self) -> dict[str, str]:
+        """The options as the service takes them: a ticked declaration as its one value."""
+        chosen = {}
+        for option in plugin_for(self.benchmark).submission_options:
+            value = self.cleaned_data.get(option.key)
+            if option.kind == "declaration":
+                value = option.values[0] if value else ""
+            if value:
+                chosen[option.key] = value
+        return chosen
+
     def details(self) -> SubmissionDetails:
         data = self.cleaned_data
         return SubmissionDetails(
+            options=self._options(),
             model_name=data["model_name"],
             institution=data["institution"],
             contact_email=data["contact_email"],

@@ -23,6 +23,8 @@ from django.utils import timezone
 from benchmark import scoring
 from benchmark.enums import RankingScope
 from benchmark.models import Benchmark, Metric
+from benchmark.plugins import DEFAULT_PLUGIN, BenchmarkPlugin, get_plugin
+from benchmark.plugins import Contributions as PluginContributions
 from benchmark.scoring.bootstrap import (
     DEFAULT_LEVEL,
     PairedDifference,
@@ -31,7 +33,6 @@ from benchmark.scoring.bootstrap import (
     rank_intervals,
     replicate_weights,
     tiers,
-    video_clusters,
 )
 from benchmark.scoring.contributions import (
     Contributions,
@@ -60,15 +61,19 @@ _weights_cache: dict[tuple[str, int], np.ndarray] = {}
 _weights_lock = threading.Lock()
 
 
-def replicate_weights_for(checksum: str, test_set: scoring.TestSet, replicates: int) -> np.ndarray:
+def replicate_weights_for(
+    checksum: str, test_set: Any, replicates: int, plugin: BenchmarkPlugin | None = None
+) -> np.ndarray:
     """The clustered bootstrap weights of one test-set version (read-only, cached per process):
-    each sample's video is its cluster, the seed is the version's checksum."""
+    the clusters are the plugin's (`replicate_clusters`: a MedVidBench sample's video, a
+    MedSG-Bench item alone), the seed is the version's checksum. `plugin` defaults to
+    MedVidBench's, whose judge is the only other caller."""
     key = (checksum, replicates)
     with _weights_lock:
         cached = _weights_cache.get(key)
     if cached is not None:
         return cached
-    clusters = video_clusters([sample.id for sample in test_set.samples])
+    clusters = (plugin or get_plugin(DEFAULT_PLUGIN)).replicate_clusters(test_set)
     weights = replicate_weights(clusters, replicates=replicates, seed=checksum)
     weights.setflags(write=False)
     with _weights_lock:
@@ -102,23 +107,30 @@ def replicate_values(row: RunReplicates) -> dict[str, np.ndarray]:
 
 @dataclass(frozen=True)
 class ComputedReplicates:
-    """A run's replicates, computed outside any transaction, to store with its metrics."""
+    """A run's replicates, computed outside any transaction, to store with its metrics;
+    `contributions` is the plugin's (benchmark/plugins.py: `Contributions`)."""
 
     checksum: str
     replicates: int
-    contributions: Contributions
+    contributions: PluginContributions
     values: dict[str, np.ndarray]
 
 
 def compute_replicates(
-    checksum: str, replicates: int, test_set: scoring.TestSet, contributions: Contributions
+    checksum: str,
+    replicates: int,
+    test_set: Any,
+    contributions: PluginContributions,
+    *,
+    plugin: BenchmarkPlugin | None = None,
 ) -> ComputedReplicates:
     """Every metric of a freshly scored run on each of the test-set version's `replicates`
-    replicates. About 0.2 s for MedVidBench's 6,245 samples at B = 1,000, plus 0.3 s the
-    first time a process meets a test-set version (bench/intervals.py)."""
-    weights = replicate_weights_for(checksum, test_set, replicates)
+    replicates, from the plugin's contributions (its `score`). About 0.2 s for MedVidBench's
+    6,245 samples at B = 1,000, plus 0.3 s the first time a process meets a test-set version
+    (bench/intervals.py)."""
+    weights = replicate_weights_for(checksum, test_set, replicates, plugin)
     return ComputedReplicates(
-        checksum, replicates, contributions, metric_values(contributions, weights)
+        checksum, replicates, contributions, contributions.replicate_values(weights)
     )
 
 
@@ -131,7 +143,7 @@ def store_replicates(evaluation: Evaluation, computed: ComputedReplicates) -> Ru
         defaults={
             "test_set_checksum": computed.checksum,
             "replicates": computed.replicates,
-            "contributions": to_bytes(computed.contributions),
+            "contributions": computed.contributions.to_bytes(),
             "values": encoded,
             "metric_keys": keys,
             "intervals": {key: _interval(computed.values[key]) for key in keys},

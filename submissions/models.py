@@ -60,6 +60,9 @@ class Submission(models.Model):
     is_challenge_entry = models.BooleanField(default=False)
     team_name = models.CharField(max_length=200, blank=True)
     authors = models.CharField(max_length=500, blank=True)
+    # The choices the benchmark's plugin asks for beside the file (MedSG-Bench's box_format),
+    # checked against its `submission_options` when the submission is created.
+    options = models.JSONField(default=dict, blank=True)
     publish = models.BooleanField(
         default=True, help_text="Off: evaluate only, never shown on a board."
     )

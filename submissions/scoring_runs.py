@@ -12,8 +12,8 @@ from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from benchmark import scoring
-from benchmark.scoring.evaluate import evaluate_with_contributions
+from benchmark.plugins import ScoredResult, plugin_for
+from benchmark.scoring.errors import PredictionsError
 from benchmark.selectors import TestSetFileError, load_scoring_testset
 from core.exceptions import DomainError, InvalidPredictions
 from core.workers import (
@@ -174,24 +174,30 @@ def _claim(evaluation_id: int) -> Evaluation:
     return evaluation
 
 
-def _compute(evaluation: Evaluation) -> tuple[scoring.ScoreResult, ComputedReplicates]:
+def _compute(evaluation: Evaluation) -> tuple[ScoredResult, ComputedReplicates]:
     """The run's result, and its metrics on every bootstrap replicate (issue 12), from one
-    scoring pass."""
+    scoring pass by the benchmark's plugin."""
     submission = evaluation.submission
+    benchmark = submission.benchmark
+    plugin = plugin_for(benchmark)
     test_set = load_scoring_testset(evaluation.test_set)
     try:
         raw = submission.predictions_path.read_bytes()
-        predictions = scoring.load_predictions(
-            raw, test_set, max_prediction_chars=submission.benchmark.max_prediction_chars
+        predictions = plugin.check_predictions(
+            raw,
+            test_set,
+            options=submission.options,
+            max_prediction_chars=benchmark.max_prediction_chars,
         )
-    except scoring.PredictionsError as error:
+    except PredictionsError as error:
         raise InvalidPredictions([str(problem) for problem in error.problems]) from None
-    result, contributions = evaluate_with_contributions(test_set, predictions)
+    result, contributions = plugin.score(test_set, predictions, options=submission.options)
     replicates = compute_replicates(
         evaluation.test_set.checksum,
-        submission.benchmark.bootstrap_replicates,
+        benchmark.bootstrap_replicates,
         test_set,
         contributions,
+        plugin=plugin,
     )
     return result, replicates
 

@@ -12,7 +12,8 @@ import logging
 import os
 import tempfile
 import uuid
-from dataclasses import dataclass, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -22,14 +23,16 @@ from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from benchmark import scoring
 from benchmark.models import Benchmark
+from benchmark.plugins import plugin_for
+from benchmark.scoring.errors import PredictionsError
 from benchmark.selectors import active_testset, load_scoring_testset
 from core import audit
 from core.exceptions import (
     DomainError,
     DuplicatePredictions,
     InvalidName,
+    InvalidOption,
     InvalidPredictions,
     QuotaExceeded,
 )
@@ -111,6 +114,8 @@ class SubmissionDetails:
     team_name: str = ""
     authors: str = ""
     publish: bool = True
+    # The benchmark plugin's options (benchmark/plugins.py: SubmissionOption): key -> value.
+    options: dict[str, str] = field(default_factory=dict)
 
 
 # --- quota ------------------------------------------------------------------------------------
@@ -158,12 +163,49 @@ def check_upload_size(benchmark: Benchmark, size: int) -> None:
         )
 
 
-def validate_predictions(benchmark: Benchmark, raw: bytes) -> scoring.TestSet:
-    """Check an upload against the active test set before anything is stored: its size, then
-    the scorer's strict reading (JSON, every row and field, the benchmark's length limit on a
-    prediction).
+def check_options(benchmark: Benchmark, options: Mapping[str, str]) -> dict[str, str]:
+    """The submission's options as the benchmark's plugin declares them: each required one
+    present, each value one of its choices, nothing it does not ask for. Raises
+    `InvalidOption` naming the option."""
+    declared = plugin_for(benchmark).submission_options
+    known = {option.key for option in declared}
+    for key in options:
+        if key not in known:
+            raise InvalidOption(f"{benchmark.name} takes no option {key!r}.", field=key)
+    chosen = {}
+    for option in declared:
+        value = options.get(option.key, "")
+        if not value:
+            if option.required and option.kind == "declaration":
+                raise InvalidOption(
+                    f"{benchmark.name} takes entries made under its {option.label.lower()} "
+                    f"only; declare it: {option.statement}",
+                    field=option.key,
+                )
+            if option.required:
+                raise InvalidOption(
+                    f"Choose the {option.label.lower()}: one of {', '.join(option.values)}.",
+                    field=option.key,
+                )
+            continue
+        if value not in option.values:
+            raise InvalidOption(
+                f"{value!r} is not a {option.label.lower()} of {benchmark.name}; choose one of "
+                f"{', '.join(option.values)}.",
+                field=option.key,
+            )
+        chosen[option.key] = value
+    return chosen
 
-    Raises `InvalidPredictions` with the scorer's row-by-row messages, or `DomainError` when
+
+def validate_predictions(
+    benchmark: Benchmark, raw: bytes, options: Mapping[str, str] | None = None
+) -> Any:
+    """Check an upload against the active test set before anything is stored: its size, then
+    the benchmark plugin's strict reading (JSON, every row and field, the benchmark's length
+    limit on a prediction).
+
+    Raises `InvalidPredictions` with the plugin's row-by-row messages, or `DomainError` when
     the benchmark takes no submissions. Returns the parsed test set it was checked against.
     """
     check_upload_size(benchmark, len(raw))
@@ -172,8 +214,13 @@ def validate_predictions(benchmark: Benchmark, raw: bytes) -> scoring.TestSet:
         raise DomainError(f"{benchmark.name} has no active test set yet; submissions are closed.")
     parsed = load_scoring_testset(test_set)
     try:
-        scoring.load_predictions(raw, parsed, max_prediction_chars=benchmark.max_prediction_chars)
-    except scoring.PredictionsError as error:
+        plugin_for(benchmark).check_predictions(
+            raw,
+            parsed,
+            options=dict(options or {}),
+            max_prediction_chars=benchmark.max_prediction_chars,
+        )
+    except PredictionsError as error:
         raise InvalidPredictions(
             [str(problem) for problem in error.problems],
             problems=[
@@ -199,7 +246,8 @@ def create_submission(
     Returns the submission, its names as normalised.
     """
     details = replace(details, **clean_names(vars(details)))
-    validate_predictions(benchmark, predictions)
+    details = replace(details, options=check_options(benchmark, details.options))
+    validate_predictions(benchmark, predictions, details.options)
     checksum = hashlib.sha256(predictions).hexdigest()
     refuse_published_copy(benchmark, owner, checksum)
     test_set = active_testset(benchmark)

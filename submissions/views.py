@@ -20,6 +20,7 @@ from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_POST, require_safe
 
 from benchmark.models import Benchmark, Metric
+from benchmark.plugins import plugin_for
 from benchmark.selectors import active_testset, benchmark_by_slug, public_benchmarks
 from core.exceptions import DomainError, DuplicatePredictions, InvalidName, InvalidPredictions
 
@@ -173,11 +174,14 @@ def about(request: HttpRequest, slug: str) -> HttpResponse:
         "benchmark": benchmark,
         "tab": "about",
         "about": selectors.about_blocks(benchmark.about),
-        # Each metric with the qa_type strings that feed it (the checker's, not task names).
+        # Each metric with the rows that feed it (the plugin's: MedVidBench's qa_type strings,
+        # the checker's, not task names).
         "metric_lines": [
-            (metric, fmt.qa_types_of(metric.task) if fmt else [])
+            (metric, fmt.guide.sources.get(metric.task, ()) if fmt else ())
             for metric in benchmark.metrics.all()
         ],
+        "sources_heading": fmt.guide.sources_heading if fmt else "From the rows",
+        "breakdown_label": plugin_for(benchmark).breakdown_label,
         "test_set": active_testset(benchmark),
         "file_format": fmt,
         **_official_how(benchmark),

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from django.db import transaction
 
-from benchmark import scoring
-from benchmark.scoring.evaluate import evaluate_with_contributions
+from benchmark.plugins import plugin_for
 from benchmark.selectors import load_scoring_testset
 from submissions.intervals import add_metric_replicates, compute_replicates, store_replicates
 from submissions.models import Evaluation
@@ -28,13 +27,15 @@ def recompute_run_replicates(evaluation: Evaluation) -> bool:
     submission = evaluation.submission
     if evaluation.test_set_id is None or not submission.predictions_file:
         return False
+    plugin = plugin_for(submission.benchmark)
     test_set = load_scoring_testset(evaluation.test_set)
-    predictions = scoring.load_predictions(
+    predictions = plugin.check_predictions(
         submission.predictions_path.read_bytes(),
         test_set,
+        options=submission.options,
         max_prediction_chars=submission.benchmark.max_prediction_chars,
     )
-    result, contributions = evaluate_with_contributions(test_set, predictions)
+    result, contributions = plugin.score(test_set, predictions, options=submission.options)
     changed = [
         name
         for name, value in result.metrics.items()
@@ -46,9 +47,12 @@ def recompute_run_replicates(evaluation: Evaluation) -> bool:
             f"stored (scorer {evaluation.scorer_version or 'unknown'}); rescore the run instead"
         )
     computed = compute_replicates(
-        evaluation.test_set.checksum, submission.benchmark.bootstrap_replicates, test_set,
+        evaluation.test_set.checksum,
+        submission.benchmark.bootstrap_replicates,
+        test_set,
         contributions,
-    )  # fmt: skip
+        plugin=plugin,
+    )
     job = evaluation.judge_jobs.filter(status=JobStatus.DONE).order_by("-pk").first()
     judgement = _judgement(job) if job is not None else None
     with transaction.atomic():

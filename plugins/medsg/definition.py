@@ -83,16 +83,6 @@ per task, then the unweighted mean over the 8 tasks (the paper's average). Ranke
 - The item-weighted means (over all 9,630 items) are shown beside them, and each task's mean IoU.
 - Values are fractions; the paper reports percentages (72.55 is 0.7255 here).
 
-Your file
-
-A JSON list in test-set order, one row per item: {"index": i, "task": "<task>", "prediction": \
-"<text or [x1, y1, x2, y2]>"}. From a text, the box is the first run of four numbers separated \
-only by whitespace, commas, parentheses or square brackets; of several boxes only the first \
-counts; an answer without a box scores 0. You declare the box convention when you submit: \
-pixel (absolute pixels in the item's image space), norm1000 (0-1000), unit (0-1) or \
-yxyx_norm1000 (Gemini's [y_min, x_min, y_max, x_max] on 0-1000). Podium converts; it never \
-guesses.
-
 Zero-shot protocol
 
 Evaluations are strictly zero-shot: no in-context examples and no fine-tuning on the \
@@ -127,4 +117,5 @@ MEDSG = BenchmarkDefinition(
     max_upload_mb=20,
     max_prediction_chars=4_000,
     verification_tolerance=0.01,
+    plugin="medsg-bench",
 )

@@ -5,20 +5,35 @@ Registered in pyproject.toml as the entry point `medsg-bench` of `podium.benchma
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import json
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import date
+from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from benchmark.plugins import SubmissionOption, TestSetCounts
+from benchmark.plugins import (
+    DemoEntry,
+    DemoFiles,
+    FileGuide,
+    PublishedRow,
+    SubmissionOption,
+    TestSetCounts,
+)
 
-from . import scoring
+from . import demo, scoring
 from .definition import MEDSG
 from .scoring import FLAT_METRIC_KEYS, TASKS, MedSGContributions, MedSGResult, MedSGTestSet
 
 SCORER_VERSION = "medsg-1"
+# The paper's Table 3 (spec/medsg.md), imported as the board's baselines.
+PUBLISHED_PATH = Path(__file__).resolve().parent / "data" / "published.json"
 BOX_FORMAT = "box_format"
+ZERO_SHOT = "zero_shot"
+DECLARED = "declared"
 BOX_FORMATS = (
     ("pixel", "pixel: absolute pixels in the item's image space (336x336, or its size)"),
     ("norm1000", "norm1000: [x1, y1, x2, y2] on a 0-1000 scale"),
@@ -103,6 +118,22 @@ class MedSGPlugin:
             ),
             choices=BOX_FORMATS,
         ),
+        SubmissionOption(
+            key=ZERO_SHOT,
+            label="Zero-shot protocol",
+            help_text=(
+                "MedSG-Bench is evaluated zero-shot: no in-context examples in the prompts, no "
+                "fine-tuning on the benchmark's items."
+            ),
+            choices=(
+                (
+                    DECLARED,
+                    "I declare these predictions were made zero-shot: no in-context examples "
+                    "and no fine-tuning on MedSG-Bench.",
+                ),
+            ),
+            kind="declaration",
+        ),
     )
 
     def read_test_set(self, data: bytes) -> MedSGTestSet:
@@ -139,6 +170,82 @@ class MedSGPlugin:
 
     def cli_report(self, result: Scored) -> dict[str, Any]:
         return result.result.as_json()
+
+    def row_label(self, test_set: MedSGTestSet, row: int) -> str:
+        return f"task {test_set.items[row].task!r}" if 0 <= row < len(test_set) else ""
+
+    def template_rows(self, test_set: MedSGTestSet) -> Iterator[dict[str, Any]]:
+        for item in test_set.items:
+            yield {"index": item.index, "task": item.task, "prediction": ""}
+
+    def file_guide(self, test_set: MedSGTestSet, test_set_counts: Mapping[str, Any]) -> FileGuide:
+        counts = test_set.task_counts()
+        return FileGuide(
+            paragraphs=(
+                "One JSON list in UTF-8, one object per test item, each with exactly index "
+                "(the item's position, from 0), task (the item's task key) and prediction: "
+                "your model's answer as text, or a box as a list of 4 numbers [x1, y1, x2, y2].",
+                "From a text, the box is the first run of four numbers separated only by "
+                "whitespace, commas, parentheses or square brackets, so (x1,y1),(x2,y2), "
+                '[x1, y1, x2, y2], <box>x1 y1 x2 y2</box> and "box_2d": [a, b, c, d] read '
+                "alike; of several boxes only the first counts; an answer without a box scores "
+                "IoU 0 and is counted in your file's format report.",
+                "Declare the box convention on the form (pixel, norm1000, unit or "
+                "yxyx_norm1000): Podium converts every box to the item's pixels (336x336, or "
+                "the item's own size) and never guesses from the numbers.",
+            ),
+            matching=(
+                "By position: row 1 of your file is scored against item 1 of the test set, "
+                "and so on, in the test set's order; each row's index and task must equal the "
+                "test set's at that position. A file in another order is refused."
+            ),
+            template_note=(
+                f"every index and task of the {len(test_set):,} items in order, each "
+                "prediction empty for you to fill in."
+            ),
+            table_caption="The tasks",
+            table_headings=("task", "Items"),
+            table_rows=tuple((task, f"{count:,}") for task, count in counts.items()),
+            sources_heading="From the items of task",
+            sources={"overall": tuple(counts), **{task: (task,) for task in counts}},
+        )
+
+    def write_demo(self, folder: Path) -> DemoFiles:
+        paths = demo.write_demo(folder)
+        entries = (
+            DemoEntry(
+                "GroundDemo-7B (synthetic)",
+                "Podium demo data",
+                paths["pixel"],
+                options={BOX_FORMAT: "pixel", ZERO_SHOT: DECLARED},
+            ),
+            DemoEntry(
+                "BoxChat (synthetic, 0-1000)",
+                "Podium demo data",
+                paths["norm1000"],
+                options={BOX_FORMAT: "norm1000", ZERO_SHOT: DECLARED},
+            ),
+            DemoEntry(
+                "GemLike (synthetic, y-x order)",
+                "Podium demo data",
+                paths["yxyx_norm1000"],
+                options={BOX_FORMAT: "yxyx_norm1000", ZERO_SHOT: DECLARED},
+            ),
+        )
+        return DemoFiles(test_set=paths["testset"], entries=entries)
+
+    def published_rows(self) -> tuple[PublishedRow, ...]:
+        data = json.loads(PUBLISHED_PATH.read_text(encoding="utf-8"))
+        published_on = date.fromisoformat(data["published_on"])
+        return tuple(
+            PublishedRow(
+                model_name=row["model_name"],
+                # Percentages as printed, to fractions exactly: 72.55 -> 0.7255.
+                values={key: float(Decimal(value) / 100) for key, value in row["percent"].items()},
+                published_on=published_on,
+            )
+            for row in data["rows"]
+        )
 
 
 class _Contributions:

@@ -8,17 +8,22 @@ checking and scoring files and the bootstrap's clusters.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from benchmark import scoring
 from benchmark.definitions import MEDVIDBENCH
-from benchmark.plugins import TestSetCounts
+from benchmark.plugins import FileGuide, PublishedRow, TestSetCounts
 from benchmark.scoring import contributions as medvidbench_contributions
 from benchmark.scoring.bootstrap import video_clusters
 from benchmark.scoring.evaluate import evaluate_with_contributions
+from benchmark.scoring.tasks import route_qa_type
+
+# An id longer than this is cut in a message (ids are short in practice).
+ID_SHOWN_CHARS = 60
 
 
 class MedVidBenchPlugin:
@@ -64,6 +69,68 @@ class MedVidBenchPlugin:
 
     def cli_report(self, result: scoring.ScoreResult) -> dict[str, Any]:
         return result.to_dict()
+
+    def row_label(self, test_set: scoring.TestSet, row: int) -> str:
+        if not 0 <= row < len(test_set.samples):
+            return ""
+        sample_id = test_set.samples[row].id
+        if len(sample_id) > ID_SHOWN_CHARS:
+            sample_id = sample_id[:ID_SHOWN_CHARS] + "..."
+        return f"id {sample_id!r}"
+
+    def template_rows(self, test_set: scoring.TestSet) -> Iterator[dict[str, Any]]:
+        for sample in test_set.samples:
+            yield {"id": sample.id, "qa_type": sample.qa_type, "prediction": ""}
+
+    def file_guide(
+        self, test_set: scoring.TestSet, test_set_counts: Mapping[str, Any]
+    ) -> FileGuide:
+        """The qa_type strings come from the stored counts (`test_set_counts`: the `TestSet`
+        row's `qa_type_counts` and the benchmark's metric keys by task)."""
+        metrics: Mapping[str, list[str]] = test_set_counts["metrics_by_task"]
+        lines = []
+        for qa_type, count in test_set_counts["qa_type_counts"].items():
+            task = route_qa_type(qa_type)
+            name = task.value if task else ""
+            scored_in = ", ".join(metrics.get(name, [])) or "no metric (checked, not scored)"
+            lines.append((name or "~", qa_type, scored_in, f"{count:,}"))
+        lines.sort()
+        sources: dict[str, list[str]] = {}
+        for task, qa_type, *_ in lines:
+            sources.setdefault(task, []).append(qa_type)
+        records = len(test_set)
+        return FileGuide(
+            paragraphs=(
+                "One JSON list in UTF-8, one object per test sample, each with exactly id, "
+                "qa_type and prediction, all three strings. It is what the official "
+                "extract_predictions.py writes.",
+            ),
+            matching=(
+                f"By position: row 1 of your file is scored against sample 1 of the test set, "
+                f"row 2 against sample 2, and so on, in the test set's order ({records:,} "
+                "samples). Ids repeat across tasks, so the id and the qa_type of each row "
+                "must equal the test set's at the same position. A file in another order, "
+                "grouped or sorted by task as the official multi-GPU scripts write it, is "
+                "refused, never scored out of line."
+            ),
+            template_note=(
+                f"every id and qa_type of the {records:,} samples in order, each "
+                '"prediction" empty for you to fill in.'
+            ),
+            table_caption="The qa_type strings the checker accepts",
+            table_headings=("qa_type", "Scored in", "Samples"),
+            table_rows=tuple(line[1:] for line in lines),
+            sources_heading="From the rows with qa_type",
+            sources={task: tuple(values) for task, values in sources.items()},
+        )
+
+    def write_demo(self, folder: Path) -> None:
+        """MedVidBench's demo is the platform's own (`submissions.demo.load_demo`)."""
+        return None
+
+    def published_rows(self) -> tuple[PublishedRow, ...]:
+        """The official board's rows come with the demo (`submissions.demo`)."""
+        return ()
 
 
 class Contributions:

@@ -75,7 +75,8 @@ class Command(BaseCommand):
         seen = set()
         for plugin in plugins().values():
             for option in plugin.submission_options:
-                if option.key not in seen:
+                # A declaration is the submitter's, on the form: not the scorer's to ask.
+                if option.key not in seen and option.kind == "choice":
                     seen.add(option.key)
                     parser.add_argument(
                         "--" + option.key.replace("_", "-"),
@@ -133,6 +134,8 @@ class Command(BaseCommand):
             raise CommandError(f"{plugin.key} has no LLM judge step; drop the --judge options.")
         chosen = {}
         for option in plugin.submission_options:
+            if option.kind != "choice":
+                continue
             value = options.get(option.key)
             flag = "--" + option.key.replace("_", "-")
             if value is None:
