@@ -263,6 +263,27 @@ def check_order(policy: RankingPolicy, metric_keys: Sequence[str]) -> None:
         )
 
 
+def ranking_order_problem(method: str, order: object, metric_keys: Sequence[str]) -> str:
+    """What is wrong with a benchmark's ranking method and order ("" if nothing), as a
+    sentence for the maintainer who set them (the admin, `update_benchmark`, a definition).
+
+    The order must be a list of distinct metric keys of the benchmark, checked under either
+    method so a stale key cannot wait for a switch to "lexicographic"; that method needs at
+    least one. The checks are `RankingPolicy`'s and `check_order`'s, so they cannot drift
+    from the ranking's.
+    """
+    if not isinstance(order, list):
+        return f'The ranking order must be a list of metric keys, e.g. ["IoU"], not {order!r}.'
+    try:
+        RankingPolicy(method=method, order=tuple(order))  # type: ignore[arg-type]
+        if order:
+            check_order(RankingPolicy(method="lexicographic", order=tuple(order)), metric_keys)
+    except ValueError as error:
+        message = str(error)
+        return f"{message[0].upper()}{message[1:]}."
+    return ""
+
+
 def order_statistics(
     policy: RankingPolicy,
     metric_keys: Sequence[str],
@@ -289,6 +310,55 @@ def order_statistics(
         -wins,
         mean_rank,
     )
+
+
+def lexicographic_costs(
+    values: np.ndarray, metrics: Sequence[MetricSpec], policy: RankingPolicy
+) -> np.ndarray:
+    """One number per entry, lower first, that orders and ties entries exactly as the
+    lexicographic method does before the name tiebreak.
+
+    `values` is (..., metrics, entries) in the order of `metrics`, NaN for missing; the result
+    is (..., entries). Each order key's value is rounded as `rank_entries` rounds it and ranked
+    ("min" ties, missing last: 1 to n + 1), and the ranks are read as the digits of one number
+    in base n + 2, first key most significant. Integers, exact in a float64 while
+    (n + 2) ** len(order) stays below 2 ** 53 (refused beyond).
+
+    Why: the rank intervals rank every bootstrap replicate with the mean-rank machinery
+    (`bootstrap.rank_intervals`). Given this one number as its only metric (lower is better),
+    mean rank orders the entries by it, and every tiebreak before the name is equal exactly
+    when the number is, so the replicate's order and its tied groups are the lexicographic
+    method's.
+    """
+    if policy.method != "lexicographic":
+        raise ValueError("lexicographic_costs needs a lexicographic policy")
+    metric_keys = [metric.key for metric in metrics]
+    check_order(policy, metric_keys)
+    values = np.asarray(values, dtype=float)
+    if values.ndim < 2 or values.shape[-2] != len(metric_keys):
+        raise ValueError(
+            f"values of shape {values.shape}, expected (..., {len(metric_keys)} metrics, entries)"
+        )
+    if np.isinf(values).any():
+        raise ValueError("metric values must be finite or missing")
+    entry_count = values.shape[-1]
+    base = entry_count + 2
+    if float(base) ** len(policy.order) >= 2.0**53:
+        raise ValueError(
+            f"{entry_count} entries and {len(policy.order)} order keys do not fit one exact cost"
+        )
+    positions = [metric_keys.index(key) for key in policy.order]
+    chosen = values[..., positions, :]
+    if policy.decimals is not None:
+        chosen = round_like_python(chosen, policy.decimals)
+    higher_is_better = np.array([metrics[position].higher_is_better for position in positions])
+    costs = np.where(higher_is_better[:, np.newaxis], -chosen, chosen)
+    flat = costs.reshape(-1, entry_count)
+    ranks = metric_ranks(flat, "min").reshape(chosen.shape)
+    total = np.zeros((*values.shape[:-2], entry_count), dtype=np.float64)
+    for index in range(len(positions)):
+        total = total * base + ranks[..., index, :]
+    return total
 
 
 def round_like_python(values: np.ndarray, decimals: int) -> np.ndarray:

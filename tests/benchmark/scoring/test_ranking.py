@@ -8,11 +8,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from benchmark.scoring.bootstrap import replicate_ranks
 from benchmark.scoring.ranking import (
     Entry,
     MetricSpec,
     RankedEntry,
     RankingPolicy,
+    lexicographic_costs,
     rank_entries,
     round_like_python,
 )
@@ -733,3 +735,78 @@ def test_lexicographic_boards_follow_the_keys_in_order_whatever_the_input_order(
     ]
     assert sort_keys == sorted(sort_keys)
     assert [row.rank for row in ranked] == list(range(1, len(entries) + 1))
+
+
+# The rank intervals of a lexicographic board: one cost per entry and replicate.
+
+
+def test_lexicographic_costs_by_hand():
+    metrics = [MetricSpec("IoU"), MetricSpec("error", higher_is_better=False)]
+    policy = RankingPolicy(method="lexicographic", order=("IoU", "error"))
+    # (metrics, entries): IoU 0.5, 0.5, 0.7, missing; error 0.2, 0.1, 0.9, 0.0.
+    values = np.array([[0.5, 0.5, 0.7, np.nan], [0.2, 0.1, 0.9, 0.0]])
+
+    costs = lexicographic_costs(values, metrics, policy)
+
+    # Four entries, base 6. IoU ranks ("min"): 2, 2, 1, 4; error ranks: 3, 2, 4, 1.
+    assert costs.tolist() == [2 * 6 + 3, 2 * 6 + 2, 1 * 6 + 4, 4 * 6 + 1]
+
+
+def test_lexicographic_costs_refuse_a_mean_rank_policy_and_a_bad_shape():
+    metrics = [MetricSpec("IoU")]
+    with pytest.raises(ValueError, match="needs a lexicographic policy"):
+        lexicographic_costs(np.zeros((1, 2)), metrics, RankingPolicy())
+    with pytest.raises(ValueError, match=r"expected \(\.\.\., 1 metrics, entries\)"):
+        lexicographic_costs(
+            np.zeros((2, 2)), metrics, RankingPolicy(method="lexicographic", order=("IoU",))
+        )
+
+
+@given(
+    lexicographic_boards(),
+    st.sampled_from(["min", "dense"]),
+    st.lists(st.lists(board_value, min_size=16, max_size=16), min_size=3, max_size=3),
+)
+def test_one_cost_per_replicate_ranks_every_replicate_as_the_lexicographic_method(
+    board, tie_method, drawn
+):
+    entries, metrics, order = board
+    if not entries:
+        return
+    policy = RankingPolicy(tie_method=tie_method, method="lexicographic", order=order)
+    replicates = len(drawn)
+    # Each replicate's values: drawn from the grid, cycling through the drawn numbers.
+    pool = [value for row in drawn for value in row]
+    values = np.array(
+        [
+            [
+                [
+                    np.nan if (v := pool[(r * 7 + e * 3 + m) % len(pool)]) is None else v
+                    for r in range(replicates)
+                ]
+                for m in range(len(metrics))
+            ]
+            for e in range(len(entries))
+        ],
+        dtype=float,
+    )  # (entries, metrics, replicates)
+
+    costs = lexicographic_costs(values.transpose(2, 1, 0), metrics, policy)
+    one_cost = replicate_ranks(
+        [Entry(entry.key, entry.name, {}) for entry in entries],
+        [MetricSpec("cost", higher_is_better=False)],
+        [costs[:, [index]].T for index in range(len(entries))],
+        RankingPolicy(tie_method=tie_method, decimals=None),
+    )
+
+    for replicate in range(replicates):
+        on_replicate = [
+            Entry(
+                entry.key,
+                entry.name,
+                {metric.key: values[index, m, replicate] for m, metric in enumerate(metrics)},
+            )
+            for index, entry in enumerate(entries)
+        ]
+        rank_of = {row.key: row.rank for row in rank_entries(on_replicate, metrics, policy)}
+        assert one_cost.position[replicate].tolist() == [rank_of[e.key] for e in entries]
