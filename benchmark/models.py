@@ -226,6 +226,12 @@ class Benchmark(models.Model):
         """Whether the board is ordered by `ranking_order` rather than by mean rank."""
         return self.ranking_method == RankingMethod.LEXICOGRAPHIC
 
+    @property
+    def ranking_order_text(self) -> str:
+        """The order as the board and About say it: "IoU, then ACC@0.5" (metric keys, the
+        board's column names)."""
+        return ", then ".join(str(key) for key in self.ranking_order)
+
 
 class Metric(models.Model):
     """One board column of a benchmark, e.g. MedVidBench's ``TAG_mIoU@0.3``.
