@@ -25,6 +25,10 @@ from submissions.selectors import board_summary
 
 # The ranking rules in words (spec 6; docs/ranking.md), as the About tab states them.
 RANKING_ORDER = "Mean rank over the metrics, lower is better."
+LEXICOGRAPHIC_ORDER = (
+    "By {keys}: the first metric decides, a tie on it is broken by the next, each compared "
+    "after rounding and in its metric's direction."
+)
 RANKING_MISSING = (
     "A missing value, or a judge metric still pending, ranks last on its metric; all missing "
     "values of a metric share that rank."
@@ -35,6 +39,7 @@ TIEBREAKERS = [
     "Higher sum of normalised scores (each value as a ratio to its metric's best value).",
     "Model name, case-insensitively.",
 ]
+LEXICOGRAPHIC_TIEBREAKERS = TIEBREAKERS[-1:]
 
 
 # --- serializers ----------------------------------------------------------------------------------
@@ -52,6 +57,15 @@ class MetricSerializer(serializers.Serializer):
 
 
 class RankingPolicySerializer(serializers.Serializer):
+    method = serializers.CharField(
+        help_text="mean_rank (mean rank over all metrics, then the tiebreakers) or "
+        "lexicographic (by the metrics of metric_order, first key first)"
+    )
+    method_label = serializers.CharField()
+    metric_order = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="Metric keys by priority under lexicographic; empty under mean_rank",
+    )
     tie_method = serializers.CharField(help_text="min (1, 1, 3) or dense (1, 1, 2)")
     tie_method_label = serializers.CharField()
     scope = serializers.CharField(
@@ -61,7 +75,7 @@ class RankingPolicySerializer(serializers.Serializer):
     decimals = serializers.IntegerField(
         allow_null=True, help_text="Values are rounded to this many decimals before ranking"
     )
-    order = serializers.CharField()
+    order = serializers.CharField(help_text="What orders the board, in a sentence")
     missing = serializers.CharField()
     tiebreakers = serializers.ListField(child=serializers.CharField(), help_text="In order")
 
@@ -190,15 +204,23 @@ def _metric(metric: Metric) -> dict[str, Any]:
 
 
 def _ranking_policy(benchmark: Benchmark) -> dict[str, Any]:
+    lexicographic = benchmark.is_lexicographic
     return {
+        "method": benchmark.ranking_method,
+        "method_label": benchmark.get_ranking_method_display(),
+        "metric_order": list(benchmark.ranking_order) if lexicographic else [],
         "tie_method": benchmark.tie_method,
         "tie_method_label": benchmark.get_tie_method_display(),
         "scope": benchmark.ranking_scope,
         "scope_label": benchmark.get_ranking_scope_display(),
         "decimals": benchmark.ranking_decimals,
-        "order": RANKING_ORDER,
+        "order": (
+            LEXICOGRAPHIC_ORDER.format(keys=benchmark.ranking_order_text)
+            if lexicographic
+            else RANKING_ORDER
+        ),
         "missing": RANKING_MISSING,
-        "tiebreakers": TIEBREAKERS,
+        "tiebreakers": LEXICOGRAPHIC_TIEBREAKERS if lexicographic else TIEBREAKERS,
     }
 
 

@@ -44,6 +44,15 @@ class VerbatimTextField(forms.CharField):
 VERBATIM_TEXT = {models.TextField: {"form_class": VerbatimTextField}}
 
 
+class MetricKeyListField(forms.JSONField):
+    """The ranking order as JSON, an emptied box meaning no order (`[]`), not JSON null: the
+    model refuses anything but a list, and mean rank needs no order."""
+
+    def to_python(self, value: Any) -> Any:
+        converted = super().to_python(value)
+        return [] if converted is None else converted
+
+
 class MetricInline(admin.TabularInline):
     model = Metric
     fields = [
@@ -68,14 +77,33 @@ class MetricInline(admin.TabularInline):
 
 @admin.register(Benchmark)
 class BenchmarkAdmin(admin.ModelAdmin):
-    list_display = ["name", "slug", "is_public", "tie_method", "ranking_scope", "updated_at"]
+    list_display = [
+        "name",
+        "slug",
+        "is_public",
+        "ranking_method",
+        "tie_method",
+        "ranking_scope",
+        "updated_at",
+    ]
     list_filter = ["is_public"]
     search_fields = ["name", "slug"]
     readonly_fields = ["slug", "created_at", "updated_at"]
     fieldsets = [
         (None, {"fields": ["slug", "name", "description", "is_public"]}),
         ("Texts", {"fields": ["about", "citation", "licence"]}),
-        ("Ranking", {"fields": ["tie_method", "ranking_scope", "ranking_decimals"]}),
+        (
+            "Ranking",
+            {
+                "fields": [
+                    "ranking_method",
+                    "ranking_order",
+                    "tie_method",
+                    "ranking_scope",
+                    "ranking_decimals",
+                ]
+            },
+        ),
         (
             "Submissions",
             {"fields": ["daily_submission_limit", "max_upload_mb", "max_prediction_chars"]},
@@ -96,6 +124,14 @@ class BenchmarkAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request: HttpRequest, obj: Benchmark | None = None) -> bool:
         return False
+
+    def formfield_for_dbfield(
+        self, db_field: models.Field, request: HttpRequest, **kwargs: Any
+    ) -> forms.Field | None:
+        # The keys themselves are checked by `Benchmark.clean`, which the form runs.
+        if db_field.name == "ranking_order":
+            kwargs["form_class"] = MetricKeyListField
+        return super().formfield_for_dbfield(db_field, request, **kwargs)
 
     def save_model(
         self, request: HttpRequest, obj: Benchmark, form: ModelForm, change: bool

@@ -13,7 +13,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchmark.enums import MetricDirection, RankingScope, TieMethod
+from benchmark.enums import MetricDirection, RankingMethod, RankingScope, TieMethod
+from benchmark.scoring.ranking import ranking_order_problem
 
 SCORING_DATA_DIR = Path(__file__).resolve().parent / "scoring" / "data"
 
@@ -44,6 +45,9 @@ class BenchmarkDefinition:
     tie_method: TieMethod = TieMethod.MIN
     ranking_scope: RankingScope = RankingScope.GLOBAL
     ranking_decimals: int | None = 3
+    # Issue 14: "lexicographic" orders the board by `ranking_order`, metric keys by priority.
+    ranking_method: RankingMethod = RankingMethod.MEAN_RANK
+    ranking_order: tuple[str, ...] = ()
     daily_submission_limit: int = 5
     max_upload_mb: int = 50
     # The longest prediction accepted, in characters (docs/benchmarks.md, "Submission rules").
@@ -58,6 +62,14 @@ class BenchmarkDefinition:
     contact_url: str = ""
     # The key of the plugin that reads and scores its files (benchmark/plugins.py).
     plugin: str = "medvidbench"
+
+    def __post_init__(self) -> None:
+        # A definition that cannot rank its own board fails at import, naming the benchmark.
+        problem = ranking_order_problem(
+            self.ranking_method, list(self.ranking_order), [m.key for m in self.metrics]
+        )
+        if problem:
+            raise ValueError(f"benchmark {self.slug!r}: {problem}")
 
     def judge_rubric(self) -> str:
         """The judge prompt, read from the file that ships with the scorer ("" if none)."""

@@ -18,6 +18,14 @@ class TieMethod(models.TextChoices):
     DENSE = "dense", "Dense rank (1, 1, 2)"
 
 
+class RankingMethod(models.TextChoices):
+    """What orders a board (spec 6; issue 14); the values are the ones
+    ``benchmark.scoring.ranking.RankingPolicy`` takes."""
+
+    MEAN_RANK = "mean_rank", "Mean rank over all metrics"
+    LEXICOGRAPHIC = "lexicographic", "By an ordered list of metrics"
+
+
 class RankingScope(models.TextChoices):
     """Which rows a rank is computed against (spec 6)."""
 

@@ -17,8 +17,9 @@ from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
-from benchmark.enums import MetricDirection, RankingScope, TieMethod
+from benchmark.enums import MetricDirection, RankingMethod, RankingScope, TieMethod
 from benchmark.scoring.judge import Rubric, RubricError
+from benchmark.scoring.ranking import ranking_order_problem
 
 # The bootstrap's replicates per interval: 95% intervals need at least 39 (bootstrap.py); below
 # a few hundred the endpoints jump from one recompute of B to the next, and above 10,000 the
@@ -69,6 +70,17 @@ class Benchmark(models.Model):
         default=3,
         help_text="Values are rounded to this many decimals before ranking; empty ranks on "
         "full precision.",
+    )
+    # Issue 14: MedSG-Bench ranks by IoU, then ACC@0.5 (benchmark/scoring/ranking.py).
+    ranking_method = models.CharField(
+        max_length=20, choices=RankingMethod, default=RankingMethod.MEAN_RANK
+    )
+    ranking_order = models.JSONField(
+        default=list,
+        blank=True,
+        help_text='Metric keys by priority, e.g. ["IoU", "ACC@0.5"]: the board is ordered by '
+        "the first, ties broken by the next. Required for the lexicographic method, ignored "
+        "by mean rank.",
     )
 
     # Submission rules.
@@ -148,6 +160,10 @@ class Benchmark(models.Model):
                 name="benchmark_ranking_scope_valid",
             ),
             models.CheckConstraint(
+                condition=models.Q(ranking_method__in=RankingMethod.values),
+                name="benchmark_ranking_method_valid",
+            ),
+            models.CheckConstraint(
                 condition=models.Q(ranking_decimals__isnull=True)
                 | models.Q(ranking_decimals__lte=MAX_DECIMALS),
                 name="benchmark_ranking_decimals_range",
@@ -200,6 +216,29 @@ class Benchmark(models.Model):
                 self.rubric()
             except RubricError as error:
                 raise ValidationError({"judge_settings": str(error)}) from None
+        # A benchmark not yet saved has no metrics to check the keys against; the
+        # definition's own check covers creation (`BenchmarkDefinition.__post_init__`).
+        if self.pk is not None and self.ranking_method in RankingMethod.values:
+            problem = ranking_order_problem(
+                self.ranking_method, self.ranking_order, self.metric_keys()
+            )
+            if problem:
+                raise ValidationError({"ranking_order": problem})
+
+    def metric_keys(self) -> list[str]:
+        """The keys of the benchmark's metrics, in column order."""
+        return [metric.key for metric in self.metrics.all()]
+
+    @property
+    def is_lexicographic(self) -> bool:
+        """Whether the board is ordered by `ranking_order` rather than by mean rank."""
+        return self.ranking_method == RankingMethod.LEXICOGRAPHIC
+
+    @property
+    def ranking_order_text(self) -> str:
+        """The order as the board and About say it: "IoU, then ACC@0.5" (metric keys, the
+        board's column names)."""
+        return ", then ".join(str(key) for key in self.ranking_order)
 
 
 class Metric(models.Model):

@@ -25,8 +25,9 @@ from benchmark.models import Benchmark, Metric, TestSet
 from benchmark.plugins import plugin_for
 from benchmark.scoring.errors import GroundTruthError
 from benchmark.scoring.judge import Rubric, RubricError
+from benchmark.scoring.ranking import ranking_order_problem
 from core.audit import record
-from core.exceptions import InvalidRubric, InvalidTestSet
+from core.exceptions import InvalidRankingPolicy, InvalidRubric, InvalidTestSet
 
 # What maintainers may edit on a benchmark (the slug is permanent: URLs and files use it).
 EDITABLE_BENCHMARK_FIELDS = frozenset(
@@ -39,6 +40,8 @@ EDITABLE_BENCHMARK_FIELDS = frozenset(
         "tie_method",
         "ranking_scope",
         "ranking_decimals",
+        "ranking_method",
+        "ranking_order",
         "daily_submission_limit",
         "max_upload_mb",
         "max_prediction_chars",
@@ -56,7 +59,9 @@ EDITABLE_BENCHMARK_FIELDS = frozenset(
 EDITABLE_METRIC_FIELDS = frozenset({"label", "description", "display_decimals"})
 METRIC_PROTOCOL_FIELDS = ("task", "direction", "is_judge_metric", "position")
 # Benchmark fields a board's ranks depend on (spec 6).
-RANKING_POLICY_FIELDS = frozenset({"tie_method", "ranking_scope", "ranking_decimals"})
+RANKING_POLICY_FIELDS = frozenset(
+    {"tie_method", "ranking_scope", "ranking_decimals", "ranking_method", "ranking_order"}
+)
 
 # Callbacks, each taking a benchmark's id, run after the commit of a change that can alter the
 # benchmark's board: its ranking policy or its metrics (columns, labels, precision). The boards
@@ -269,6 +274,8 @@ def ensure_benchmark(
         "tie_method": definition.tie_method,
         "ranking_scope": definition.ranking_scope,
         "ranking_decimals": definition.ranking_decimals,
+        "ranking_method": definition.ranking_method,
+        "ranking_order": list(definition.ranking_order),
         "daily_submission_limit": definition.daily_submission_limit,
         "max_upload_mb": definition.max_upload_mb,
         "max_prediction_chars": definition.max_prediction_chars,
@@ -398,7 +405,9 @@ def update_benchmark(
     ``ValueError``). Saves the changed fields and writes one ``benchmark.benchmark.updated``
     audit row ``{changes: {field: {from, to}}, note}``; changes nothing and audits nothing when
     every value is already current. A changed ranking policy has the board recomputed on commit
-    (through the board-input listeners).
+    (through the board-input listeners). A ranking method and order that cannot rank the
+    board (lexicographic without an order, a key that is not one of the benchmark's metrics)
+    raise ``InvalidRankingPolicy`` and nothing is saved.
     """
     unknown = set(changes) - EDITABLE_BENCHMARK_FIELDS
     if unknown:
@@ -408,6 +417,14 @@ def update_benchmark(
             changes.get("judge_rubric", benchmark.judge_rubric),
             changes.get("judge_settings", benchmark.judge_settings),
         )
+    if {"ranking_method", "ranking_order"} & changes.keys():
+        problem = ranking_order_problem(
+            changes.get("ranking_method", benchmark.ranking_method),
+            changes.get("ranking_order", benchmark.ranking_order),
+            benchmark.metric_keys(),
+        )
+        if problem:
+            raise InvalidRankingPolicy(problem)
     with transaction.atomic():
         changed = _save_audited_edit(
             benchmark, changes, action="benchmark.benchmark.updated", actor=actor, note=note

@@ -58,6 +58,11 @@ class InvalidRubric(DomainError):
     regex with one group, an empty aspect list, a missing task label."""
 
 
+class InvalidRankingPolicy(DomainError):
+    """A benchmark's ranking method and order that cannot rank its board: a lexicographic
+    method without an order, or an order naming a key that is not one of its metrics."""
+
+
 class VerificationRefused(InvalidTransition):
     """A move to verified without the evidence it needs (the entry's newest re-run, done and
     within the tolerance; a note for re-verifying the maintainers' own result). The message says

@@ -41,6 +41,12 @@ from benchmark.scoring.contributions import (
     metric_values,
     to_bytes,
 )
+from benchmark.scoring.ranking import (
+    Entry,
+    MetricSpec,
+    RankingPolicy,
+    lexicographic_costs,
+)
 from benchmark.scoring.tasks import JUDGE_METRICS, METRIC_NAMES
 
 from .models import BoardEntry, Evaluation, RunReplicates
@@ -216,6 +222,42 @@ def copy_replicates(
 
 # -- rank intervals and tiers -----------------------------------------------------------------
 
+# The one metric a lexicographic board's replicates are ranked on (`_as_one_cost`).
+LEXICOGRAPHIC_COST = MetricSpec("lexicographic order", higher_is_better=False)
+
+
+def _as_one_cost(
+    entries: list[Entry],
+    specs: list[MetricSpec],
+    matrices: list[np.ndarray | None],
+    policy: RankingPolicy,
+) -> tuple[list[Entry], list[MetricSpec], list[np.ndarray], RankingPolicy]:
+    """A lexicographic board's rank-interval inputs restated for `bootstrap.rank_intervals`,
+    which ranks each replicate by mean rank: each entry's replicates become one cost per
+    replicate (`ranking.lexicographic_costs`, lower first), whose mean-rank order and ties are
+    exactly the lexicographic ones. An imported row (no replicates) keeps its values in every
+    replicate, as `rank_intervals` would keep them.
+    """
+    replicates = next(matrix.shape[1] for matrix in matrices if matrix is not None)
+    keys = [spec.key for spec in specs]
+    stacked = np.stack(
+        [
+            np.repeat(np.array([entry.values.get(key) for key in keys], dtype=float)[:, None],
+                      replicates, axis=1)
+            if matrix is None
+            else matrix
+            for entry, matrix in zip(entries, matrices, strict=True)
+        ]
+    )  # fmt: skip
+    # (entries, metrics, B) -> (B, metrics, entries): one ranking per replicate.
+    costs = lexicographic_costs(stacked.transpose(2, 1, 0), specs, policy)
+    return (
+        [Entry(entry.key, entry.name, {}) for entry in entries],
+        [LEXICOGRAPHIC_COST],
+        [costs[:, [index]].T for index in range(len(entries))],
+        RankingPolicy(tie_method=policy.tie_method, decimals=None),
+    )
+
 
 def compute_rank_intervals(benchmark: Benchmark, *, force: bool = False) -> int:
     """Each board row's 95% rank interval and its tier: the one writer of
@@ -224,7 +266,8 @@ def compute_rank_intervals(benchmark: Benchmark, *, force: bool = False) -> int:
     (`task_rank_intervals`); returns the number of rows written.
 
     The benchmark's ranking (`rank_entries`' rules, its policy and scope) is recomputed on
-    each replicate (`benchmark.scoring.bootstrap.rank_intervals`). A row whose run has no
+    each replicate (`benchmark.scoring.bootstrap.rank_intervals`; a lexicographic board
+    through one cost per replicate, `_as_one_cost`). A row whose run has no
     replicates of the benchmark's B (an imported row) keeps its values in every replicate.
     Tiers are numbered within each board in board order (`bootstrap.tiers`). When the board
     was recomputed while this ran, nothing is written: the newer recompute queued its own.
@@ -277,12 +320,15 @@ def compute_rank_intervals(benchmark: Benchmark, *, force: bool = False) -> int:
     for group in groups:
         if not group or all(matrices[record.pk] is None for record in group):
             continue
-        found = rank_intervals(
+        ranked_inputs = (
             [entries[record.pk] for record in group],
             specs,
             [matrices[record.pk] for record in group],
             policy,
         )
+        if policy.method == "lexicographic":
+            ranked_inputs = _as_one_cost(*ranked_inputs)
+        found = rank_intervals(*ranked_inputs)
         for record, interval in zip(group, found, strict=True):
             places[record.pk] = (interval.best, interval.worst)
     tier_of: dict[int, int | None] = dict.fromkeys(entries)

@@ -1,4 +1,5 @@
-"""The leaderboard ranking: mean rank across metrics with four tiebreakers (spec 6).
+"""The leaderboard ranking: mean rank across metrics with four tiebreakers (spec 6), or
+lexicographic by an ordered list of metrics (issue 14: MedSG-Bench ranks by IoU, then ACC@0.5).
 
 A pure function over plain data. Django code adapts board rows to `Entry` values, calls
 `rank_entries`, and writes the returned order back; nothing here knows about boards.
@@ -31,6 +32,16 @@ The rules, in order (spec 6, About text; details settled from the official app's
        at 9 decimals, so float noise from adding in a different order never decides;
    (4) model name, case-insensitively (`str.casefold`), then the exact name, then the entry
        key, so the order is total and independent of the input order.
+
+`policy.method` chooses step 3. The default, "mean_rank", is the above. "lexicographic" orders
+by `policy.order` instead: by the first metric's rounded value (its direction respected, a
+missing value below every present one), ties broken by the second metric, and so on, then by
+the names and key of (4). It sorts on the per-metric ranks of step 2, which order the values
+exactly as the values do (equal values share a rank, missing ranks last, under either tie
+method), so no float comparison can differ from the rank columns the API shows. Steps 1 and 2
+are the same for both methods, and so are `mean_rank`, `wins`, `rank_sum` and `normalized_sum`
+in the result: they are facts about the entry that boards store and export, computed as for
+"mean_rank" and simply not used for the order.
 """
 
 from __future__ import annotations
@@ -42,6 +53,7 @@ from typing import Literal, NamedTuple
 import numpy as np
 
 TieMethod = Literal["min", "dense"]
+RankingMethod = Literal["mean_rank", "lexicographic"]
 
 # Normalised-score sums are compared at this many decimals (rule 3 above).
 NORMALIZED_SUM_DECIMALS = 9
@@ -51,13 +63,17 @@ NORMALIZED_SUM_DECIMALS = 9
 class RankingPolicy:
     """A benchmark's ranking settings (spec 6).
 
-    The default is the About text: shared-smaller ("min") ties, values rounded to 3 decimals.
-    The official app's later behaviour is `tie_method="dense"`. `decimals=None` ranks on the
-    values as given. Scope is not a setting of this function: see the module docstring.
+    The default is the About text: shared-smaller ("min") ties, values rounded to 3 decimals,
+    ordered by mean rank. The official app's later behaviour is `tie_method="dense"`.
+    `decimals=None` ranks on the values as given. `method="lexicographic"` orders by the metric
+    keys of `order`, first key first (required, non-empty, no repeats); `order` is ignored
+    under "mean_rank". Scope is not a setting of this function: see the module docstring.
     """
 
     tie_method: TieMethod = "min"
     decimals: int | None = 3
+    method: RankingMethod = "mean_rank"
+    order: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.tie_method not in ("min", "dense"):
@@ -66,6 +82,26 @@ class RankingPolicy:
             isinstance(self.decimals, bool) or not isinstance(self.decimals, int)
         ):
             raise ValueError(f"decimals must be an int or None, not {self.decimals!r}")
+        if self.method not in ("mean_rank", "lexicographic"):
+            raise ValueError(f"method must be 'mean_rank' or 'lexicographic', not {self.method!r}")
+        if isinstance(self.order, str) or not isinstance(self.order, tuple | list):
+            raise ValueError(
+                f"order must be a tuple of metric keys, not {self.order!r}"
+                + (f" (did you mean ({self.order!r},)?)" if isinstance(self.order, str) else "")
+            )
+        # A list is accepted and stored as a tuple, so the policy stays hashable.
+        object.__setattr__(self, "order", tuple(self.order))
+        for position, key in enumerate(self.order, start=1):
+            if not isinstance(key, str) or not key:
+                raise ValueError(
+                    f"order: item {position} must be a non-empty metric key, not {key!r}"
+                )
+        if self.method == "lexicographic":
+            if not self.order:
+                raise ValueError("the lexicographic method needs an order: at least one metric key")
+            repeated = sorted({key for key in self.order if self.order.count(key) > 1})
+            if repeated:
+                raise ValueError(f"order repeats metric keys {repeated}: {list(self.order)}")
 
 
 @dataclass(frozen=True)
@@ -117,7 +153,9 @@ class RankedEntry(NamedTuple):
     """One entry's place on the board and the numbers that decided it.
 
     `rank` is the 1-based position after all tiebreakers (the board's rank column; never
-    shared). `metric_ranks` maps each metric key to the entry's rank on it.
+    shared). `metric_ranks` maps each metric key to the entry's rank on it. `mean_rank`,
+    `wins`, `rank_sum` and `normalized_sum` are computed under either method; only
+    "mean_rank" orders by them.
 
     A NamedTuple rather than the package's usual frozen dataclass: a frozen dataclass sets
     each field through `object.__setattr__`, and building 10,000 of them took ~40 ms on the
@@ -143,13 +181,15 @@ def rank_entries(
     """Rank `entries` on `metrics` by the rules of spec 6 (see the module docstring).
 
     Returns one `RankedEntry` per entry, best first. Raises ValueError on no metrics, a
-    repeated metric or entry key, or an infinite value.
+    repeated metric or entry key, an infinite value, or a lexicographic order naming a key
+    that is not one of `metrics`.
     """
     metric_keys = [metric.key for metric in metrics]
     if not metric_keys:
         raise ValueError("at least one metric is needed to rank")
     if len(set(metric_keys)) != len(metric_keys):
         raise ValueError(f"metric keys repeat: {metric_keys}")
+    check_order(policy, metric_keys)
     if not entries:
         return []
     if len({entry.key for entry in entries}) != len(entries):
@@ -176,10 +216,9 @@ def rank_entries(
     order = np.lexsort(
         (
             name_position,
-            -np.round(normalized_sum, NORMALIZED_SUM_DECIMALS),
-            rank_sum,
-            -wins,
-            mean_rank,
+            *order_statistics(
+                policy, metric_keys, ranks, mean_rank, wins, rank_sum, normalized_sum
+            ),
         )
     )
 
@@ -210,6 +249,116 @@ def rank_entries(
             strict=True,
         )
     ]
+
+
+def check_order(policy: RankingPolicy, metric_keys: Sequence[str]) -> None:
+    """Refuse a lexicographic order that names a key not among the ranked metrics."""
+    if policy.method != "lexicographic":
+        return
+    unknown = [key for key in policy.order if key not in metric_keys]
+    if unknown:
+        raise ValueError(
+            f"the ranking order names {unknown}, which {'is' if len(unknown) == 1 else 'are'}"
+            f" not among the metrics ranked: {list(metric_keys)}"
+        )
+
+
+def ranking_order_problem(method: str, order: object, metric_keys: Sequence[str]) -> str:
+    """What is wrong with a benchmark's ranking method and order ("" if nothing), as a
+    sentence for the maintainer who set them (the admin, `update_benchmark`, a definition).
+
+    The order must be a list of distinct metric keys of the benchmark, checked under either
+    method so a stale key cannot wait for a switch to "lexicographic"; that method needs at
+    least one. The checks are `RankingPolicy`'s and `check_order`'s, so they cannot drift
+    from the ranking's.
+    """
+    if not isinstance(order, list):
+        return f'The ranking order must be a list of metric keys, e.g. ["IoU"], not {order!r}.'
+    try:
+        RankingPolicy(method=method, order=tuple(order))  # type: ignore[arg-type]
+        if order:
+            check_order(RankingPolicy(method="lexicographic", order=tuple(order)), metric_keys)
+    except ValueError as error:
+        message = str(error)
+        return f"{message[0].upper()}{message[1:]}."
+    return ""
+
+
+def order_statistics(
+    policy: RankingPolicy,
+    metric_keys: Sequence[str],
+    ranks: np.ndarray,
+    mean_rank: np.ndarray,
+    wins: np.ndarray,
+    rank_sum: np.ndarray,
+    normalized_sum: np.ndarray,
+) -> tuple[np.ndarray, ...]:
+    """The sort keys of `policy.method` in `np.lexsort` order (the deciding key last), before
+    the name tiebreak: lower sorts first.
+
+    `ranks` is (..., metrics, entries) and the other arrays (..., entries), so a caller with
+    a leading axis of replicates gets one order per replicate. Under "lexicographic" the keys
+    are the per-metric ranks of `policy.order`, which order the values exactly as the rounded
+    values do (see the module docstring); call `check_order` first.
+    """
+    if policy.method == "lexicographic":
+        positions = [list(metric_keys).index(key) for key in policy.order]
+        return tuple(ranks[..., position, :] for position in reversed(positions))
+    return (
+        -np.round(normalized_sum, NORMALIZED_SUM_DECIMALS),
+        rank_sum,
+        -wins,
+        mean_rank,
+    )
+
+
+def lexicographic_costs(
+    values: np.ndarray, metrics: Sequence[MetricSpec], policy: RankingPolicy
+) -> np.ndarray:
+    """One number per entry, lower first, that orders and ties entries exactly as the
+    lexicographic method does before the name tiebreak.
+
+    `values` is (..., metrics, entries) in the order of `metrics`, NaN for missing; the result
+    is (..., entries). Each order key's value is rounded as `rank_entries` rounds it and ranked
+    ("min" ties, missing last: 1 to n + 1), and the ranks are read as the digits of one number
+    in base n + 2, first key most significant. Integers, exact in a float64 while
+    (n + 2) ** len(order) stays below 2 ** 53 (refused beyond).
+
+    Why: the rank intervals rank every bootstrap replicate with the mean-rank machinery
+    (`bootstrap.rank_intervals`). Given this one number as its only metric (lower is better),
+    mean rank orders the entries by it, and every tiebreak before the name is equal exactly
+    when the number is, so the replicate's order and its tied groups are the lexicographic
+    method's.
+    """
+    if policy.method != "lexicographic":
+        raise ValueError("lexicographic_costs needs a lexicographic policy")
+    metric_keys = [metric.key for metric in metrics]
+    check_order(policy, metric_keys)
+    values = np.asarray(values, dtype=float)
+    if values.ndim < 2 or values.shape[-2] != len(metric_keys):
+        raise ValueError(
+            f"values of shape {values.shape}, expected (..., {len(metric_keys)} metrics, entries)"
+        )
+    if np.isinf(values).any():
+        raise ValueError("metric values must be finite or missing")
+    entry_count = values.shape[-1]
+    base = entry_count + 2
+    if float(base) ** len(policy.order) >= 2.0**53:
+        raise ValueError(
+            f"{entry_count} entries and {len(policy.order)} order keys do not fit one exact cost"
+        )
+    positions = [metric_keys.index(key) for key in policy.order]
+    chosen = values[..., positions, :]
+    if policy.decimals is not None:
+        chosen = round_like_python(chosen, policy.decimals)
+    higher_is_better = np.array([metrics[position].higher_is_better for position in positions])
+    costs = np.where(higher_is_better[:, np.newaxis], -chosen, chosen)
+    flat = costs.reshape(-1, entry_count)
+    ranks = metric_ranks(flat, "min").reshape(chosen.shape)
+    total = np.zeros((*values.shape[:-2], entry_count), dtype=np.float64)
+    for index in range(len(positions)):
+        total = total * base + ranks[..., index, :]
+    return total
 
 
 def round_like_python(values: np.ndarray, decimals: int) -> np.ndarray:

@@ -75,8 +75,16 @@ def latest_evaluation(submission: Submission) -> Evaluation | None:
 
 
 def ranking_policy(benchmark: Benchmark) -> RankingPolicy:
-    """The benchmark's tie method and rounding as the pure ranking function takes them."""
-    return RankingPolicy(tie_method=str(benchmark.tie_method), decimals=benchmark.ranking_decimals)
+    """The benchmark's tie method, rounding, method and order as the pure ranking function
+    takes them: the one place a benchmark becomes a `RankingPolicy` (the board, the API's
+    per-metric ranks, the would-be rank and the rank intervals all come here). The order is
+    passed only to the method that uses it."""
+    return RankingPolicy(
+        tie_method=str(benchmark.tie_method),
+        decimals=benchmark.ranking_decimals,
+        method=str(benchmark.ranking_method),
+        order=tuple(benchmark.ranking_order) if benchmark.is_lexicographic else (),
+    )
 
 
 def metric_specs(metrics: list[Metric]) -> list[MetricSpec]:

@@ -596,3 +596,84 @@ def test_the_csv_neutralises_formulas_in_text_cells_and_the_json_keeps_them(clie
     assert {row["team"] for row in rows} == set(FORMULAS)
     # Numbers are never quoted: a negative tiebreaker or metric stays a number.
     assert all(cells["CVS_acc"][0].isdigit() for cells in by_column)
+
+
+# --- a lexicographic benchmark (issue 14) ----------------------------------------------------------
+
+
+@pytest.fixture
+def lexicographic(published, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        update_benchmark(
+            published,
+            actor=None,
+            ranking_method="lexicographic",
+            ranking_order=["STG_mIoU", "CVS_acc"],
+        )
+    return published
+
+
+def test_the_detail_says_a_lexicographic_method_and_its_order(client, lexicographic):
+    policy = client.get(reverse("api:benchmark-detail", args=[lexicographic.slug])).json()[
+        "ranking_policy"
+    ]
+
+    assert policy == {
+        "method": "lexicographic",
+        "method_label": "By an ordered list of metrics",
+        "metric_order": ["STG_mIoU", "CVS_acc"],
+        "tie_method": "min",
+        "tie_method_label": "Shared smaller rank (1, 1, 3)",
+        "scope": "global",
+        "scope_label": "All entries (official and community together)",
+        "decimals": 3,
+        "order": "By STG_mIoU, then CVS_acc: the first metric decides, a tie on it is broken by "
+        "the next, each compared after rounding and in its metric's direction.",
+        "missing": policy["missing"],
+        "tiebreakers": ["Model name, case-insensitively."],
+    }
+
+
+def test_the_detail_of_a_mean_rank_benchmark_says_so(client, published):
+    policy = client.get(reverse("api:benchmark-detail", args=[published.slug])).json()[
+        "ranking_policy"
+    ]
+
+    assert (policy["method"], policy["metric_order"], policy["order"]) == (
+        "mean_rank",
+        [],
+        "Mean rank over the metrics, lower is better.",
+    )
+
+
+def test_a_lexicographic_board_is_in_the_orders_order_with_every_statistic(client, lexicographic):
+    rows = get_rows(client, lexicographic)
+
+    # The rule, written out: STG_mIoU then CVS_acc at 3 decimals, higher first, then the name.
+    def by_rule(row):
+        cells = row["metrics"]
+        return (
+            -round(cells["STG_mIoU"]["value"], 3),
+            -round(cells["CVS_acc"]["value"], 3),
+            row["model"].casefold(),
+        )
+
+    assert [row["rank"] for row in rows] == list(range(1, 16))
+    assert rows == sorted(rows, key=by_rule)
+    assert rows[0]["model"] == "uAI-NEXUS-MedVLM-1.0a-7B-RL"  # STG_mIoU 0.202, the best
+    # Per-metric ranks and the mean rank stay those of the mean-rank method.
+    entries = BoardEntry.objects.filter(benchmark=lexicographic).select_related("submission")
+    by_mean = {
+        place.name: place
+        for place in rank_entries(
+            [Entry(e.submission_id, e.submission.model_name, e.values) for e in entries],
+            [MetricSpec(key) for key in METRIC_KEYS],
+        )
+    }
+    for row in rows:
+        place = by_mean[row["model"]]
+        assert row["mean_rank"] == place.mean_rank
+        assert {key: cell["rank"] for key, cell in row["metrics"].items()} == dict(
+            place.metric_ranks
+        )
+        assert row["tiebreakers"]["rank_sum"] == place.rank_sum

@@ -22,6 +22,8 @@ BENCHMARK_FIELDS = [
     "tie_method",
     "ranking_scope",
     "ranking_decimals",
+    "ranking_method",
+    "ranking_order",
     "daily_submission_limit",
     "max_upload_mb",
     "max_prediction_chars",
@@ -42,7 +44,7 @@ def change_form_data(benchmark, **changes) -> dict[str, str]:
         if isinstance(value, bool):
             if value:
                 data[name] = "on"
-        elif isinstance(value, dict):
+        elif isinstance(value, dict | list):
             data[name] = json.dumps(value)
         else:
             data[name] = "" if value is None else str(value)

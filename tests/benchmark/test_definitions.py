@@ -1,5 +1,7 @@
 """MedVidBench's definition must agree with the scorer and the spec (spec 4, 5, 6, 7)."""
 
+import dataclasses
+
 import pytest
 
 from benchmark.definitions import DEFINITIONS, MEDVIDBENCH, SCORING_DATA_DIR
@@ -61,3 +63,17 @@ def test_the_citation_is_one_bibtex_entry():
 
 def test_definitions_are_keyed_by_slug():
     assert DEFINITIONS == {"medvidbench": MEDVIDBENCH}
+
+
+def test_a_definition_defaults_to_mean_rank_and_refuses_an_order_it_cannot_rank():
+    assert (MEDVIDBENCH.ranking_method, MEDVIDBENCH.ranking_order) == ("mean_rank", ())
+
+    with pytest.raises(ValueError, match=r"^benchmark 'medvidbench'") as refused:
+        dataclasses.replace(MEDVIDBENCH, ranking_method="lexicographic", ranking_order=("IoU",))
+
+    assert str(refused.value) == (
+        "benchmark 'medvidbench': The ranking order names ['IoU'], which is not among the "
+        f"metrics ranked: {list(METRIC_NAMES)}."
+    )
+    with pytest.raises(ValueError, match="needs an order"):
+        dataclasses.replace(MEDVIDBENCH, ranking_method="lexicographic")

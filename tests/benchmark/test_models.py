@@ -1,4 +1,5 @@
 import pytest
+from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
 from benchmark.models import Benchmark, Metric, TestSet
@@ -154,3 +155,34 @@ def test_medvidbench_accepts_predictions_of_up_to_20000_characters():
 
     assert MEDVIDBENCH.max_prediction_chars == 20_000
     assert Benchmark.objects.create(slug="fresh", name="Fresh").max_prediction_chars == 20_000
+
+
+def test_an_unknown_ranking_method_is_refused():
+    with pytest.raises(IntegrityError), transaction.atomic():
+        BenchmarkFactory(ranking_method="borda")
+
+
+def test_clean_checks_the_ranking_order_against_the_benchmarks_metrics():
+    benchmark = BenchmarkFactory()
+    MetricFactory(benchmark=benchmark, key="IoU")
+    benchmark.ranking_method = "lexicographic"
+
+    with pytest.raises(ValidationError) as refused:
+        benchmark.clean()
+    assert refused.value.message_dict == {
+        "ranking_order": ["The lexicographic method needs an order: at least one metric key."]
+    }
+
+    benchmark.ranking_order = ["IoU", "ACC@0.5"]
+    with pytest.raises(ValidationError) as refused:
+        benchmark.clean()
+    assert refused.value.message_dict == {
+        "ranking_order": [
+            "The ranking order names ['ACC@0.5'], which is not among the metrics ranked: ['IoU']."
+        ]
+    }
+
+    benchmark.ranking_order = ["IoU"]
+    benchmark.clean()
+    assert benchmark.is_lexicographic
+    assert benchmark.ranking_order_text == "IoU"

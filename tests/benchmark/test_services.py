@@ -1,3 +1,4 @@
+import dataclasses
 import hashlib
 import threading
 
@@ -6,9 +7,13 @@ from django.core.exceptions import ImproperlyConfigured
 from django.db import connection
 
 from benchmark.definitions import MEDVIDBENCH
+from benchmark.enums import RankingMethod
 from benchmark.models import Benchmark, Metric, TestSet
 from benchmark.scoring import SCORER_VERSION
 from benchmark.services import (
+    _board_input_listeners,
+    add_board_input_listener,
+    ensure_benchmark,
     ensure_medvidbench,
     import_testset,
     set_active_testset,
@@ -16,11 +21,12 @@ from benchmark.services import (
     update_metric,
 )
 from core.audit import events_for
-from core.exceptions import InvalidTestSet
+from core.exceptions import InvalidRankingPolicy, InvalidTestSet
 from core.models import AuditEvent
 from tests.accounts.factories import UserFactory
 from tests.benchmark.factories import (
     BenchmarkFactory,
+    MetricFactory,
     TestSetFactory,
     small_ground_truth,
     write_ground_truth,
@@ -522,3 +528,119 @@ def test_concurrent_imports_take_consecutive_versions(testset_dir, tmp_path):
     assert sorted(TestSet.objects.values_list("version", flat=True)) == [1, 2, 3, 4]
     assert TestSet.objects.filter(is_active=True).count() == 1
     assert len(files_under(testset_dir / "medvidbench")) == 4
+
+
+# The ranking method and order (issue 14) ---------------------------------------------------------
+
+
+def two_metric_benchmark():
+    benchmark = BenchmarkFactory()
+    MetricFactory(benchmark=benchmark, key="IoU", position=1)
+    MetricFactory(benchmark=benchmark, key="ACC@0.5", position=2)
+    return benchmark
+
+
+@pytest.fixture
+def board_inputs_changed():
+    """The benchmark ids the board-input listeners are called with."""
+    called: list[int] = []
+    add_board_input_listener(called.append)
+    yield called
+    _board_input_listeners.remove(called.append)
+
+
+def test_update_benchmark_sets_a_lexicographic_order_audited_and_recomputes_the_board(
+    board_inputs_changed, django_capture_on_commit_callbacks
+):
+    benchmark = two_metric_benchmark()
+    maintainer = UserFactory()
+
+    with django_capture_on_commit_callbacks(execute=True):
+        update_benchmark(
+            benchmark, actor=maintainer, ranking_method="lexicographic", ranking_order=["IoU"]
+        )
+
+    benchmark.refresh_from_db()
+    assert (benchmark.ranking_method, benchmark.ranking_order) == ("lexicographic", ["IoU"])
+    (event,) = AuditEvent.objects.all()
+    assert (event.action, event.actor, event.data["changes"]) == (
+        "benchmark.benchmark.updated",
+        maintainer,
+        {
+            "ranking_method": {"from": "mean_rank", "to": "lexicographic"},
+            "ranking_order": {"from": [], "to": ["IoU"]},
+        },
+    )
+    assert board_inputs_changed == [benchmark.pk]
+
+
+def test_changing_only_the_order_recomputes_the_board_too(
+    board_inputs_changed, django_capture_on_commit_callbacks
+):
+    benchmark = two_metric_benchmark()
+    update_benchmark(benchmark, actor=None, ranking_method="lexicographic", ranking_order=["IoU"])
+
+    with django_capture_on_commit_callbacks(execute=True):
+        update_benchmark(benchmark, actor=None, ranking_order=["ACC@0.5", "IoU"])
+
+    assert board_inputs_changed == [benchmark.pk]
+    assert Benchmark.objects.get(pk=benchmark.pk).ranking_order == ["ACC@0.5", "IoU"]
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        (
+            {"ranking_method": "lexicographic"},
+            "The lexicographic method needs an order: at least one metric key.",
+        ),
+        (
+            {"ranking_method": "lexicographic", "ranking_order": ["IoU", "mIoU"]},
+            "The ranking order names ['mIoU'], which is not among the metrics ranked: "
+            "['IoU', 'ACC@0.5'].",
+        ),
+        (
+            {"ranking_order": ["mIoU"]},  # a stale key is refused under mean rank as well
+            "The ranking order names ['mIoU'], which is not among the metrics ranked: "
+            "['IoU', 'ACC@0.5'].",
+        ),
+        (
+            {"ranking_method": "lexicographic", "ranking_order": ["IoU", "IoU"]},
+            "Order repeats metric keys ['IoU']: ['IoU', 'IoU'].",
+        ),
+        (
+            {"ranking_order": "IoU"},
+            "The ranking order must be a list of metric keys, e.g. [\"IoU\"], not 'IoU'.",
+        ),
+    ],
+)
+def test_update_benchmark_refuses_an_order_that_cannot_rank_the_board(changes, message):
+    benchmark = two_metric_benchmark()
+
+    with pytest.raises(InvalidRankingPolicy) as refused:
+        update_benchmark(benchmark, actor=None, **changes)
+
+    assert str(refused.value) == message
+    benchmark.refresh_from_db()
+    assert (benchmark.ranking_method, benchmark.ranking_order) == ("mean_rank", [])
+    assert AuditEvent.objects.count() == 0
+
+
+def test_ensure_benchmark_carries_the_definitions_method_and_order():
+    definition = dataclasses.replace(
+        MEDVIDBENCH,
+        slug="lexi",
+        ranking_method=RankingMethod.LEXICOGRAPHIC,
+        ranking_order=("STG_mIoU", "CVS_acc"),
+    )
+
+    benchmark = ensure_benchmark(definition)
+
+    assert (benchmark.ranking_method, benchmark.ranking_order) == (
+        "lexicographic",
+        ["STG_mIoU", "CVS_acc"],
+    )
+    update_benchmark(benchmark, actor=None, ranking_method="mean_rank", ranking_order=[])
+    reset = ensure_benchmark(definition, overwrite=True)
+    assert (reset.ranking_method, reset.ranking_order) == ("lexicographic", ["STG_mIoU", "CVS_acc"])
+    assert events_for(reset).first().data["fields"] == ["ranking_method", "ranking_order"]

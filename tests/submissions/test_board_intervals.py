@@ -16,6 +16,7 @@ import pytest
 from django.core.cache import cache
 from django.template.loader import render_to_string
 
+from benchmark.services import update_benchmark
 from submissions import selectors
 from submissions.intervals import compute_rank_intervals
 from submissions.models import BoardEntry
@@ -279,4 +280,40 @@ def test_a_large_board_charts_its_top_rows_and_says_so(interval_benchmark, four)
     )
     assert [row.label for row in selectors.board_rank_chart(by_name).rows] == [
         row.model_name for row in rows
+    ]
+
+
+def test_a_lexicographic_board_gets_rank_intervals_by_its_order(
+    client, interval_benchmark, four, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        update_benchmark(
+            interval_benchmark,
+            actor=None,
+            ranking_method="lexicographic",
+            ranking_order=["STG_mIoU"],
+        )
+
+    assert compute_rank_intervals(interval_benchmark) == 4
+    # STG_mIoU: Perfect 0.982, Noisy one 0.2632 and Noisy two 0.2629 (both 0.263 on the board:
+    # the name puts one first, the replicates give them the same places), Prose 0.040. Every
+    # replicate is ranked by STG_mIoU alone (tests/benchmark/scoring/test_ranking.py checks
+    # the per-replicate order against rank_entries).
+    assert {
+        name: (entry.rank, entry.rank_best, entry.rank_worst, entry.tier)
+        for name, entry in board_entries().items()
+    } == {
+        "Perfect": (1, 1, 1, 1),
+        "Noisy one": (2, 2, 3, 2),
+        "Noisy two": (3, 2, 3, 2),
+        "Prose": (4, 4, 4, 3),
+    }
+    content = get(client, COMMUNITY)
+    assert "computing…" not in content
+    rows = parse_table(content, "board").rows[1:]
+    assert [row[0][1] for row in rows] == [
+        "1st1" + "1\N{EN DASH}1",
+        "2nd2" + "2\N{EN DASH}3",
+        "3rd3" + "2\N{EN DASH}3",
+        "4" + "4\N{EN DASH}4",
     ]

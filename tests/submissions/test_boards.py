@@ -522,3 +522,53 @@ def test_under_the_per_board_scope_the_would_be_rank_is_among_community_rows(
     rank = would_be_rank(private, viewer=owner)
 
     assert (rank.rank, rank.out_of) == (1, 2)
+
+
+# A lexicographic board (issue 14) -----------------------------------------------------------------
+
+
+def test_a_lexicographic_benchmark_ranks_its_board_by_the_order(
+    medvidbench_definition, django_capture_on_commit_callbacks
+):
+    benchmark = medvidbench_definition
+    # STG_mIoU first: B and C tie at 3 decimals (0.7001, 0.7004), CVS_acc breaks it; A has the
+    # best mean rank but the lowest STG_mIoU.
+    scored_entry(benchmark, "A", values(STG_mIoU=0.1, CVS_acc=0.9, NAP_acc=0.9, SA_acc=0.9))
+    scored_entry(benchmark, "B", values(STG_mIoU=0.7001, CVS_acc=0.2))
+    scored_entry(benchmark, "C", values(STG_mIoU=0.7004, CVS_acc=0.3))
+    services.recompute_board(benchmark)
+    assert [name for name, _ in board_names(benchmark, BoardKind.COMMUNITY)] == ["A", "C", "B"]
+
+    with django_capture_on_commit_callbacks(execute=True):
+        update_benchmark(
+            benchmark,
+            actor=None,
+            ranking_method="lexicographic",
+            ranking_order=["STG_mIoU", "CVS_acc"],
+        )
+
+    assert board_names(benchmark, BoardKind.COMMUNITY) == [("C", 1), ("B", 2), ("A", 3)]
+    # The mean rank and wins are still stored, computed as always ("min" ties). Ranks on
+    # STG_mIoU, CVS_acc, NAP_acc, SA_acc, then six metrics all share at 1: A 3, 1, 1, 1 (sum
+    # 12, nine won); B 1, 3, 2, 2 (14, seven); C 1, 2, 2, 2 (13, seven).
+    stored = {
+        entry.submission.model_name: (entry.mean_rank, entry.wins)
+        for entry in BoardEntry.objects.filter(benchmark=benchmark).select_related("submission")
+    }
+    assert stored == {"A": (1.2, 9), "B": (1.4, 7), "C": (1.3, 7)}
+
+
+def test_the_would_be_rank_follows_the_lexicographic_order(medvidbench_definition):
+    benchmark = medvidbench_definition
+    update_benchmark(
+        benchmark, actor=None, ranking_method="lexicographic", ranking_order=["CVS_acc"]
+    )
+    scored_entry(benchmark, "Published", values(CVS_acc=0.6, NAP_acc=0.1))
+    services.recompute_board(benchmark)
+    owner = UserFactory()
+    mine = scored_entry(benchmark, "Mine", values(CVS_acc=0.4), publish=False, owner=owner)
+
+    place = would_be_rank(mine, viewer=owner)
+
+    # Mine wins nine metrics (mean rank 1.1) but CVS_acc alone orders the board.
+    assert (place.rank, place.out_of, place.mean_rank) == (2, 2, 1.1)

@@ -650,3 +650,69 @@ def test_my_submissions_lists_them_all_in_constant_queries(
         (f"Mine {number}", "Complete", "Community", "Community", str(number + 1))
         for number in reversed(range(count))
     ]
+
+
+# A lexicographic board (issue 14) -----------------------------------------------------------------
+
+
+def visible_text(html):
+    """The page's text with tags dropped and whitespace collapsed."""
+    return " ".join(unescape(re.sub(r"<[^>]+>", " ", html)).split())
+
+
+@pytest.fixture
+def lexicographic_board(board, django_capture_on_commit_callbacks):
+    """The five rows ranked by NAP_acc, then CVS_acc: NAP_acc is 0.5 for Delta and Epsilon
+    (CVS_acc 0.85 over 0.05 separates them), 0.3 Beta, 0.2 Alpha, 0.1 Gamma."""
+    with django_capture_on_commit_callbacks(execute=True):
+        update_benchmark(
+            board,
+            actor=None,
+            ranking_method="lexicographic",
+            ranking_order=["NAP_acc", "CVS_acc"],
+        )
+    return board
+
+
+def test_a_lexicographic_board_says_its_order_and_shows_no_mean_rank(client, lexicographic_board):
+    content = get(client, "/b/medvidbench/")
+
+    _header, *rows = parse_table(content, "board").rows
+    # Global ranks: Delta 1 and Epsilon 2 are on the Community board; no "avg" in the cell.
+    assert [(row[0][1], row[1][1].split(" ")[0]) for row in rows] == [
+        ("3rd3", "Beta"),
+        ("4", "Alpha"),
+        ("5", "Gamma"),
+    ]
+    assert 'class="mean-rank"' not in content
+    assert (
+        "Ranked by NAP_acc, then CVS_acc (ties broken by model name; values compared at 3 "
+        "decimals); the rank is computed over the Official and Community boards together."
+    ) in visible_text(content)
+    assert "Ranked by mean rank" not in content
+    community = parse_table(get(client, "/b/medvidbench/community/"), "board").rows[1:]
+    assert [row[0][1] for row in community] == ["1st1", "2nd2"]
+
+
+def test_a_mean_rank_board_keeps_its_sentence(client, board):
+    text = visible_text(get(client, "/b/medvidbench/"))
+
+    assert (
+        "Ranked by mean rank over all metrics (ties share the smaller rank, values compared at "
+        "3 decimals);"
+    ) in text
+    assert "<dt>Order</dt><dd>Mean rank over the 10 metrics, lower is better;" in get(
+        client, "/b/medvidbench/about/"
+    )
+
+
+def test_about_says_a_lexicographic_order(client, lexicographic_board):
+    content = get(client, "/b/medvidbench/about/")
+
+    assert (
+        "<dt>Order</dt><dd>By NAP_acc, then CVS_acc: the first decides, a tie on it is broken "
+        "by the next, each in its metric's direction; then model name. A missing value ranks "
+        "below every present one.</dd>"
+    ) in content
+    assert "Mean rank over the" not in content
+    assert "<dt>Scope</dt><dd>All entries (official and community together)</dd>" in content

@@ -8,11 +8,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from benchmark.scoring.bootstrap import replicate_ranks
 from benchmark.scoring.ranking import (
     Entry,
     MetricSpec,
     RankedEntry,
     RankingPolicy,
+    lexicographic_costs,
     rank_entries,
     round_like_python,
 )
@@ -493,3 +495,318 @@ def test_the_board_respects_the_tiebreak_keys_in_order(board, tie_method):
     assert keys == sorted(keys)
     assert [row.rank for row in ranked] == list(range(1, len(entries) + 1))
     assert all(row.rank_sum == row.mean_rank * len(metrics) for row in ranked)
+
+
+# Lexicographic by an ordered list of metrics (issue 14: MedSG-Bench ranks by IoU, then ACC@0.5).
+
+IOU_THEN_ACC = RankingPolicy(method="lexicographic", order=("IoU", "ACC@0.5"))
+MEDSG_METRICS = [MetricSpec("IoU"), MetricSpec("ACC@0.5"), MetricSpec("ACC@0.3")]
+
+
+def names(ranked):
+    return [row.name for row in ranked]
+
+
+def test_lexicographic_orders_by_the_first_key_then_breaks_ties_with_the_second():
+    entries = [
+        Entry(1, "low-iou", {"IoU": 0.30, "ACC@0.5": 0.90, "ACC@0.3": 0.95}),
+        Entry(2, "tied-worse-acc", {"IoU": 0.50, "ACC@0.5": 0.40, "ACC@0.3": 0.99}),
+        Entry(3, "tied-better-acc", {"IoU": 0.50, "ACC@0.5": 0.45, "ACC@0.3": 0.10}),
+        Entry(4, "best-iou", {"IoU": 0.60, "ACC@0.5": 0.10, "ACC@0.3": 0.10}),
+    ]
+
+    ranked = rank_entries(entries, MEDSG_METRICS, IOU_THEN_ACC)
+
+    assert names(ranked) == ["best-iou", "tied-better-acc", "tied-worse-acc", "low-iou"]
+    assert [row.rank for row in ranked] == [1, 2, 3, 4]
+    # Under mean rank the same rows order almost the other way round. By hand, "min" ties:
+    # IoU ranks best 1, tied 2 and 2, low 4; ACC@0.5 low 1, better 2, worse 3, best 4;
+    # ACC@0.3 worse 1, low 2, better and best 3. Sums: worse 6, low 7, better 7, best 8;
+    # low beats better on wins (1 to 0).
+    assert names(rank_entries(entries, MEDSG_METRICS)) == [
+        "tied-worse-acc",
+        "low-iou",
+        "tied-better-acc",
+        "best-iou",
+    ]
+
+
+def test_lexicographic_keeps_every_statistic_of_the_entry():
+    entries = [
+        Entry(1, "a", {"IoU": 0.50, "ACC@0.5": 0.40, "ACC@0.3": 0.90}),
+        Entry(2, "b", {"IoU": 0.60, "ACC@0.5": 0.40, "ACC@0.3": None}),
+        Entry(3, "c", {"IoU": 0.40, "ACC@0.5": 0.70, "ACC@0.3": 0.80}),
+    ]
+
+    by_key = {row.key: row for row in rank_entries(entries, MEDSG_METRICS, IOU_THEN_ACC)}
+
+    # By hand, "min" ties: IoU ranks b 1, a 2, c 3; ACC@0.5 c 1, a and b 2 (0.40 shared);
+    # ACC@0.3 a 1, c 2, b missing 3.
+    assert [by_key[key].rank for key in (1, 2, 3)] == [2, 1, 3]
+    assert dict(by_key[1].metric_ranks) == {"IoU": 2, "ACC@0.5": 2, "ACC@0.3": 1}
+    assert dict(by_key[2].metric_ranks) == {"IoU": 1, "ACC@0.5": 2, "ACC@0.3": 3}
+    assert dict(by_key[3].metric_ranks) == {"IoU": 3, "ACC@0.5": 1, "ACC@0.3": 2}
+    assert [by_key[key].rank_sum for key in (1, 2, 3)] == [5, 6, 6]
+    assert [by_key[key].mean_rank for key in (1, 2, 3)] == [5 / 3, 2.0, 2.0]
+    assert [by_key[key].wins for key in (1, 2, 3)] == [1, 1, 1]
+    # Normalised: IoU / 0.6, ACC@0.5 / 0.7, ACC@0.3 / 0.9, missing 0.
+    assert by_key[1].normalized_sum == pytest.approx(0.5 / 0.6 + 0.4 / 0.7 + 1.0)
+    assert by_key[2].normalized_sum == pytest.approx(1.0 + 0.4 / 0.7 + 0.0)
+    assert by_key[3].normalized_sum == pytest.approx(0.4 / 0.6 + 1.0 + 0.8 / 0.9)
+    # The same statistics as under mean rank: only the order differs.
+    by_mean = {row.key: row for row in rank_entries(entries, MEDSG_METRICS)}
+    assert {key: row._replace(rank=0) for key, row in by_key.items()} == {
+        key: row._replace(rank=0) for key, row in by_mean.items()
+    }
+
+
+def test_lexicographic_ranks_a_missing_value_below_every_present_one():
+    entries = [
+        Entry(1, "missing-iou", {"IoU": None, "ACC@0.5": 0.99}),
+        Entry(2, "nan-iou", {"IoU": math.nan, "ACC@0.5": 0.50}),
+        Entry(3, "zero-iou", {"IoU": 0.0, "ACC@0.5": 0.0}),
+        Entry(4, "absent-iou", {"ACC@0.5": 0.70}),
+    ]
+
+    ranked = rank_entries(entries, MEDSG_METRICS[:2], IOU_THEN_ACC)
+
+    # A zero is still a value; the three missing IoUs tie and ACC@0.5 orders them.
+    assert names(ranked) == ["zero-iou", "missing-iou", "absent-iou", "nan-iou"]
+
+
+def test_lexicographic_falls_back_on_the_name_when_every_key_ties():
+    entries = [
+        Entry(1, "beta", {"IoU": 0.5, "ACC@0.5": 0.4, "ACC@0.3": 0.1}),
+        Entry(2, "Alpha", {"IoU": 0.5, "ACC@0.5": 0.4, "ACC@0.3": 0.9}),
+        Entry(3, "alpha", {"IoU": 0.5, "ACC@0.5": 0.4, "ACC@0.3": 0.5}),
+    ]
+
+    ranked = rank_entries(entries, MEDSG_METRICS, IOU_THEN_ACC)
+
+    # ACC@0.3 is not in the order, so it decides nothing even though it differs.
+    assert names(ranked) == ["Alpha", "alpha", "beta"]
+
+
+def test_lexicographic_respects_a_lower_is_better_key():
+    metrics = [MetricSpec("error", higher_is_better=False), MetricSpec("IoU")]
+    entries = [
+        Entry(1, "high-error", {"error": 0.30, "IoU": 0.9}),
+        Entry(2, "low-error-low-iou", {"error": 0.10, "IoU": 0.2}),
+        Entry(3, "low-error-high-iou", {"error": 0.10, "IoU": 0.3}),
+        Entry(4, "no-error-value", {"error": None, "IoU": 1.0}),
+    ]
+    policy = RankingPolicy(method="lexicographic", order=("error", "IoU"))
+
+    ranked = rank_entries(entries, metrics, policy)
+
+    assert names(ranked) == [
+        "low-error-high-iou",
+        "low-error-low-iou",
+        "high-error",
+        "no-error-value",
+    ]
+
+
+def test_lexicographic_compares_rounded_values():
+    entries = [
+        Entry(1, "b", {"IoU": 0.5004, "ACC@0.5": 0.1}),
+        Entry(2, "a", {"IoU": 0.5001, "ACC@0.5": 0.2}),
+        Entry(3, "c", {"IoU": 0.4996, "ACC@0.5": 0.3}),
+    ]
+
+    # At 3 decimals all three IoUs are 0.500 and ACC@0.5 decides; unrounded, IoU does.
+    assert names(rank_entries(entries, MEDSG_METRICS[:2], IOU_THEN_ACC)) == ["c", "a", "b"]
+    unrounded = RankingPolicy(method="lexicographic", order=("IoU", "ACC@0.5"), decimals=None)
+    assert names(rank_entries(entries, MEDSG_METRICS[:2], unrounded)) == ["b", "a", "c"]
+
+
+def test_lexicographic_order_is_the_same_under_both_tie_methods():
+    entries = [
+        Entry(1, "a", {"IoU": 0.5, "ACC@0.5": 0.1}),
+        Entry(2, "b", {"IoU": 0.5, "ACC@0.5": 0.2}),
+        Entry(3, "c", {"IoU": 0.7, "ACC@0.5": None}),
+        Entry(4, "d", {"IoU": 0.4, "ACC@0.5": 0.9}),
+    ]
+    dense = RankingPolicy(method="lexicographic", order=("IoU", "ACC@0.5"), tie_method="dense")
+
+    assert names(rank_entries(entries, MEDSG_METRICS[:2], IOU_THEN_ACC)) == ["c", "b", "a", "d"]
+    assert names(rank_entries(entries, MEDSG_METRICS[:2], dense)) == ["c", "b", "a", "d"]
+    # The per-metric ranks follow the tie method: IoU 0.7, 0.5, 0.5, 0.4.
+    ranked = rank_entries(entries, MEDSG_METRICS[:2], dense)
+    assert [row.metric_ranks["IoU"] for row in ranked] == [1, 2, 2, 3]
+    assert [
+        row.metric_ranks["IoU"] for row in rank_entries(entries, MEDSG_METRICS[:2], IOU_THEN_ACC)
+    ] == [1, 2, 2, 4]
+
+
+def test_the_order_is_ignored_under_mean_rank():
+    entries = [
+        Entry(1, "a", {"IoU": 0.3, "ACC@0.5": 0.9, "ACC@0.3": 0.9}),
+        Entry(2, "b", {"IoU": 0.6, "ACC@0.5": 0.1, "ACC@0.3": 0.1}),
+    ]
+    with_order = RankingPolicy(order=("IoU",))
+
+    assert rank_entries(entries, MEDSG_METRICS, with_order) == rank_entries(entries, MEDSG_METRICS)
+    assert names(rank_entries(entries, MEDSG_METRICS, with_order)) == ["a", "b"]
+
+
+def test_a_list_order_is_stored_as_a_tuple():
+    policy = RankingPolicy(method="lexicographic", order=["IoU", "ACC@0.5"])  # type: ignore[arg-type]
+
+    assert policy.order == ("IoU", "ACC@0.5")
+    assert policy == IOU_THEN_ACC
+    assert hash(policy) == hash(IOU_THEN_ACC)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"method": "borda"}, "method must be 'mean_rank' or 'lexicographic', not 'borda'"),
+        ({"method": "lexicographic"}, "the lexicographic method needs an order"),
+        ({"method": "lexicographic", "order": ()}, "the lexicographic method needs an order"),
+        (
+            {"method": "lexicographic", "order": "IoU"},
+            r"order must be a tuple of metric keys, not 'IoU' \(did you mean \('IoU',\)\?\)",
+        ),
+        ({"order": None}, "order must be a tuple of metric keys, not None"),
+        ({"order": ("IoU", "")}, "order: item 2 must be a non-empty metric key, not ''"),
+        ({"order": ("IoU", 3)}, "order: item 2 must be a non-empty metric key, not 3"),
+        (
+            {"method": "lexicographic", "order": ("IoU", "ACC@0.5", "IoU")},
+            r"order repeats metric keys \['IoU'\]: \['IoU', 'ACC@0.5', 'IoU'\]",
+        ),
+    ],
+)
+def test_a_bad_method_or_order_is_refused(arguments, message):
+    with pytest.raises(ValueError, match=message):
+        RankingPolicy(**arguments)
+
+
+def test_an_order_naming_an_unknown_metric_is_refused():
+    policy = RankingPolicy(method="lexicographic", order=("IoU", "mIoU"))
+
+    with pytest.raises(ValueError, match=r"names \['mIoU'\], which is not among the metrics"):
+        rank_entries([Entry(1, "a", {"IoU": 0.5})], MEDSG_METRICS, policy)
+
+
+@st.composite
+def lexicographic_boards(draw):
+    entries, metrics = draw(boards())
+    keys = [metric.key for metric in metrics]
+    order = draw(
+        st.permutations(keys).flatmap(lambda p: st.integers(1, len(p)).map(lambda n: p[:n]))
+    )
+    return entries, metrics, tuple(order)
+
+
+@given(
+    lexicographic_boards(),
+    st.sampled_from(["min", "dense"]),
+    st.sampled_from([3, None]),
+    st.randoms(use_true_random=False),
+)
+def test_lexicographic_boards_follow_the_keys_in_order_whatever_the_input_order(
+    board, tie_method, decimals, shuffler: random.Random
+):
+    entries, metrics, order = board
+    policy = RankingPolicy(
+        tie_method=tie_method, decimals=decimals, method="lexicographic", order=order
+    )
+    shuffled = list(entries)
+    shuffler.shuffle(shuffled)
+
+    ranked = rank_entries(entries, metrics, policy)
+
+    assert rank_entries(shuffled, metrics, policy) == ranked
+    direction = {metric.key: metric.higher_is_better for metric in metrics}
+    values = {entry.key: entry.values for entry in entries}
+
+    def cost(key, metric):
+        # Written from the rule, not the code: missing last, higher-is-better descending.
+        value = values[key][metric]
+        if value is None or math.isnan(value):
+            return (1, 0.0)
+        value = value if decimals is None else round(value, decimals)
+        return (0, -value if direction[metric] else value)
+
+    sort_keys = [
+        (*[cost(row.key, metric) for metric in order], row.name.casefold(), row.name, row.key)
+        for row in ranked
+    ]
+    assert sort_keys == sorted(sort_keys)
+    assert [row.rank for row in ranked] == list(range(1, len(entries) + 1))
+
+
+# The rank intervals of a lexicographic board: one cost per entry and replicate.
+
+
+def test_lexicographic_costs_by_hand():
+    metrics = [MetricSpec("IoU"), MetricSpec("error", higher_is_better=False)]
+    policy = RankingPolicy(method="lexicographic", order=("IoU", "error"))
+    # (metrics, entries): IoU 0.5, 0.5, 0.7, missing; error 0.2, 0.1, 0.9, 0.0.
+    values = np.array([[0.5, 0.5, 0.7, np.nan], [0.2, 0.1, 0.9, 0.0]])
+
+    costs = lexicographic_costs(values, metrics, policy)
+
+    # Four entries, base 6. IoU ranks ("min"): 2, 2, 1, 4; error ranks: 3, 2, 4, 1.
+    assert costs.tolist() == [2 * 6 + 3, 2 * 6 + 2, 1 * 6 + 4, 4 * 6 + 1]
+
+
+def test_lexicographic_costs_refuse_a_mean_rank_policy_and_a_bad_shape():
+    metrics = [MetricSpec("IoU")]
+    with pytest.raises(ValueError, match="needs a lexicographic policy"):
+        lexicographic_costs(np.zeros((1, 2)), metrics, RankingPolicy())
+    with pytest.raises(ValueError, match=r"expected \(\.\.\., 1 metrics, entries\)"):
+        lexicographic_costs(
+            np.zeros((2, 2)), metrics, RankingPolicy(method="lexicographic", order=("IoU",))
+        )
+
+
+@given(
+    lexicographic_boards(),
+    st.sampled_from(["min", "dense"]),
+    st.lists(st.lists(board_value, min_size=16, max_size=16), min_size=3, max_size=3),
+)
+def test_one_cost_per_replicate_ranks_every_replicate_as_the_lexicographic_method(
+    board, tie_method, drawn
+):
+    entries, metrics, order = board
+    if not entries:
+        return
+    policy = RankingPolicy(tie_method=tie_method, method="lexicographic", order=order)
+    replicates = len(drawn)
+    # Each replicate's values: drawn from the grid, cycling through the drawn numbers.
+    pool = [value for row in drawn for value in row]
+    values = np.array(
+        [
+            [
+                [
+                    np.nan if (v := pool[(r * 7 + e * 3 + m) % len(pool)]) is None else v
+                    for r in range(replicates)
+                ]
+                for m in range(len(metrics))
+            ]
+            for e in range(len(entries))
+        ],
+        dtype=float,
+    )  # (entries, metrics, replicates)
+
+    costs = lexicographic_costs(values.transpose(2, 1, 0), metrics, policy)
+    one_cost = replicate_ranks(
+        [Entry(entry.key, entry.name, {}) for entry in entries],
+        [MetricSpec("cost", higher_is_better=False)],
+        [costs[:, [index]].T for index in range(len(entries))],
+        RankingPolicy(tie_method=tie_method, decimals=None),
+    )
+
+    for replicate in range(replicates):
+        on_replicate = [
+            Entry(
+                entry.key,
+                entry.name,
+                {metric.key: values[index, m, replicate] for m, metric in enumerate(metrics)},
+            )
+            for index, entry in enumerate(entries)
+        ]
+        rank_of = {row.key: row.rank for row in rank_entries(on_replicate, metrics, policy)}
+        assert one_cost.position[replicate].tolist() == [rank_of[e.key] for e in entries]
