@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from benchmark.definitions import BenchmarkDefinition, MetricDefinition
+from benchmark.enums import RankingMethod
 
 from .scoring import TASKS
 
@@ -118,4 +119,7 @@ MEDSG = BenchmarkDefinition(
     max_prediction_chars=4_000,
     verification_tolerance=0.01,
     plugin="medsg-bench",
+    # spec/medsg.md and issue 14: by mean IoU, then ACC@0.5 (the paper's two averages).
+    ranking_method=RankingMethod.LEXICOGRAPHIC,
+    ranking_order=("IoU", "ACC@0.5"),
 )

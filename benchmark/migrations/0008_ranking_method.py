@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('benchmark', '0006_intervals'),
+        ('benchmark', '0007_benchmark_plugin'),
     ]
 
     operations = [
