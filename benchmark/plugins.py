@@ -175,6 +175,9 @@ class BenchmarkPlugin(Protocol):
     submission_options: tuple[SubmissionOption, ...]
     # What one breakdown group is called on the pages: "dataset" for MedVidBench, "task" here.
     breakdown_label: str
+    # Whether a scored run waits for the LLM judge (MedVidBench's captions); without one a run
+    # is complete once scored.
+    judge_step: bool
 
     def read_test_set(self, data: bytes) -> Any:
         """The parsed test set, or GroundTruthError."""
@@ -217,7 +220,11 @@ class BenchmarkPlugin(Protocol):
         downloadable template (what the checker wants in every field but the answers)."""
         ...
 
-    def file_guide(self, test_set: Any, test_set_counts: Mapping[str, Any]) -> FileGuide: ...
+    def file_guide(self, counts: Mapping[str, Any]) -> FileGuide:
+        """The guide, from what is stored about the active test set (so it needs no file):
+        `counts` holds `records`, `task_counts`, `qa_type_counts` and `metrics_by_task` (the
+        benchmark's metric keys by their task)."""
+        ...
 
     def write_demo(self, folder: Path) -> DemoFiles | None:
         """A synthetic test set and example predictions under `folder` (a development

@@ -139,6 +139,11 @@ def _score_once(evaluation_id: int) -> Evaluation:
         evaluation.save(update_fields=["metrics", "result", "scorer_version"])
         store_replicates(evaluation, replicates)
         set_evaluation_status(evaluation, EvaluationStatus.SCORED)
+        if not plugin_for(evaluation.submission.benchmark).judge_step:
+            # The benchmark has no judge step (MedSG-Bench): every metric is in.
+            set_evaluation_status(
+                evaluation, EvaluationStatus.COMPLETE, note="no judge step: every metric is in"
+            )
         notify_scored(evaluation.pk)
     return evaluation
 

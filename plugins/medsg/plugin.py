@@ -107,6 +107,7 @@ class MedSGPlugin:
     key = "medsg-bench"
     definition = MEDSG
     scorer_version = SCORER_VERSION
+    judge_step = False
     breakdown_label = "task"
     submission_options = (
         SubmissionOption(
@@ -178,8 +179,11 @@ class MedSGPlugin:
         for item in test_set.items:
             yield {"index": item.index, "task": item.task, "prediction": ""}
 
-    def file_guide(self, test_set: MedSGTestSet, test_set_counts: Mapping[str, Any]) -> FileGuide:
-        counts = test_set.task_counts()
+    def file_guide(self, counts: Mapping[str, Any]) -> FileGuide:
+        # In the benchmark's task order (a JSON store may reorder the stored keys).
+        tasks = {
+            task: counts["task_counts"][task] for task in TASKS if task in counts["task_counts"]
+        }
         return FileGuide(
             paragraphs=(
                 "One JSON list in UTF-8, one object per test item, each with exactly index "
@@ -200,14 +204,14 @@ class MedSGPlugin:
                 "test set's at that position. A file in another order is refused."
             ),
             template_note=(
-                f"every index and task of the {len(test_set):,} items in order, each "
+                f"every index and task of the {counts['records']:,} items in order, each "
                 "prediction empty for you to fill in."
             ),
             table_caption="The tasks",
             table_headings=("task", "Items"),
-            table_rows=tuple((task, f"{count:,}") for task, count in counts.items()),
+            table_rows=tuple((task, f"{count:,}") for task, count in tasks.items()),
             sources_heading="From the items of task",
-            sources={"overall": tuple(counts), **{task: (task,) for task in counts}},
+            sources={"overall": tuple(tasks), **{task: (task,) for task in tasks}},
         )
 
     def write_demo(self, folder: Path) -> DemoFiles:

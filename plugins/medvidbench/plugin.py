@@ -30,6 +30,7 @@ class MedVidBenchPlugin:
     key = "medvidbench"
     definition = MEDVIDBENCH
     scorer_version = scoring.SCORER_VERSION
+    judge_step = True
     breakdown_label = "dataset"
     submission_options = ()
 
@@ -82,14 +83,12 @@ class MedVidBenchPlugin:
         for sample in test_set.samples:
             yield {"id": sample.id, "qa_type": sample.qa_type, "prediction": ""}
 
-    def file_guide(
-        self, test_set: scoring.TestSet, test_set_counts: Mapping[str, Any]
-    ) -> FileGuide:
-        """The qa_type strings come from the stored counts (`test_set_counts`: the `TestSet`
-        row's `qa_type_counts` and the benchmark's metric keys by task)."""
-        metrics: Mapping[str, list[str]] = test_set_counts["metrics_by_task"]
+    def file_guide(self, counts: Mapping[str, Any]) -> FileGuide:
+        """The qa_type strings the checker accepts, each with the metrics it feeds and its
+        sample count."""
+        metrics: Mapping[str, list[str]] = counts["metrics_by_task"]
         lines = []
-        for qa_type, count in test_set_counts["qa_type_counts"].items():
+        for qa_type, count in counts["qa_type_counts"].items():
             task = route_qa_type(qa_type)
             name = task.value if task else ""
             scored_in = ", ".join(metrics.get(name, [])) or "no metric (checked, not scored)"
@@ -98,7 +97,7 @@ class MedVidBenchPlugin:
         sources: dict[str, list[str]] = {}
         for task, qa_type, *_ in lines:
             sources.setdefault(task, []).append(qa_type)
-        records = len(test_set)
+        records = counts["records"]
         return FileGuide(
             paragraphs=(
                 "One JSON list in UTF-8, one object per test sample, each with exactly id, "

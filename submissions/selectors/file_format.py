@@ -51,21 +51,23 @@ def file_format(benchmark: Benchmark) -> FileFormat | None:
     for key, task in benchmark.metrics.values_list("key", "task"):
         metrics.setdefault(task, []).append(key)
     counts = {
+        "records": test_set.record_count,
         "qa_type_counts": test_set.qa_type_counts,
         "task_counts": test_set.task_counts,
         "metrics_by_task": metrics,
     }
+    example = ""
     try:
         parsed = load_scoring_testset(test_set)
     except TestSetFileError:  # an operator's to fix (logged where uploads fail); About stays up
         logger.exception("The example rows of %s cannot be read", test_set)
-        return None
-    rows = [
-        _row({**row, "prediction": EXAMPLE_PREDICTION})
-        for row in itertools.islice(plugin.template_rows(parsed), EXAMPLE_ROWS)
-    ]
-    example = "[\n" + "".join(f"  {row},\n" for row in rows) + "  ...\n]" if rows else ""
-    return FileFormat(test_set=test_set, guide=plugin.file_guide(parsed, counts), example=example)
+    else:
+        rows = [
+            _row({**row, "prediction": EXAMPLE_PREDICTION})
+            for row in itertools.islice(plugin.template_rows(parsed), EXAMPLE_ROWS)
+        ]
+        example = "[\n" + "".join(f"  {row},\n" for row in rows) + "  ...\n]" if rows else ""
+    return FileFormat(test_set=test_set, guide=plugin.file_guide(counts), example=example)
 
 
 def template_etag(test_set: TestSet) -> str:

@@ -111,14 +111,20 @@ def test_setup_benchmarks_is_idempotent():
         first
         == second
         == (
+            # Every installed plugin's benchmark, by plugin key.
+            "MedSG-Bench (medsg-bench): IoU, ACC@0.5, IoU_items, ACC@0.5_items, "
+            "IoU_Registered_Diff, IoU_Non_Registered_Diff, IoU_multi_view, "
+            "IoU_object_tracking, IoU_concept, IoU_patch, IoU_crossmodal, IoU_referring\n"
             "MedVidBench (medvidbench): CVS_acc, NAP_acc, SA_acc, STG_mIoU, TAG_mIoU@0.3, "
             "TAG_mIoU@0.5, DVC_F1, DVC_llm, VS_llm, RC_llm\n"
         )
     )
-    assert Benchmark.objects.get().metrics.count() == 10
-    assert list(AuditEvent.objects.values_list("action", flat=True)) == [
-        "benchmark.benchmark.created"
-    ]
+    assert Benchmark.objects.get(slug="medvidbench").metrics.count() == 10
+    assert Benchmark.objects.get(slug="medsg-bench").plugin == "medsg-bench"
+    assert (
+        list(AuditEvent.objects.values_list("action", flat=True))
+        == ["benchmark.benchmark.created"] * 2
+    )
 
 
 def test_setup_benchmarks_overwrite_resets_edited_texts():
@@ -126,7 +132,8 @@ def test_setup_benchmarks_overwrite_resets_edited_texts():
     Benchmark.objects.update(about="Edited by hand.")
 
     run("setup_benchmarks")
-    assert Benchmark.objects.get().about == "Edited by hand."
+    assert Benchmark.objects.get(slug="medvidbench").about == "Edited by hand."
 
     run("setup_benchmarks", "--overwrite", "--verbosity", "0")
-    assert Benchmark.objects.get().about.startswith("MedVidBench is a comprehensive benchmark")
+    medvidbench = Benchmark.objects.get(slug="medvidbench")
+    assert medvidbench.about.startswith("MedVidBench is a comprehensive benchmark")

@@ -26,10 +26,10 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args: object, **options: object) -> None:
-        for key, plugin in sorted(plugins().items()):
+        for _, plugin in sorted(plugins().items()):
             benchmark = ensure_benchmark(plugin.definition, overwrite=options["overwrite"])
             if options["verbosity"]:
                 keys = ", ".join(metric.key for metric in benchmark.metrics.all())
                 self.stdout.write(
-                    self.style.SUCCESS(f"{benchmark.name} ({benchmark.slug}, plugin {key}): {keys}")
+                    self.style.SUCCESS(f"{benchmark.name} ({benchmark.slug}): {keys}")
                 )
