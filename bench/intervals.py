@@ -49,6 +49,7 @@ from benchmark.scoring.judge import (  # noqa: E402
     with_judge,
 )
 from plugins.medvidbench.plugin import Contributions as MedVidBenchContributions  # noqa: E402
+from plugins.medvidbench.plugin import plugin as medvidbench  # noqa: E402
 from submissions import intervals  # noqa: E402
 
 
@@ -79,14 +80,18 @@ def main() -> None:
     checksum = "0" * 64
 
     started = time.perf_counter()
-    intervals.replicate_weights_for(checksum, test_set, args.replicates)
+    intervals.replicate_weights_for(checksum, test_set, args.replicates, medvidbench)
     cold_weights = time.perf_counter() - started
 
     walls, cpus, stored = [], [], 0
     for _ in range(args.runs):
         wall, cpu = time.perf_counter(), time.process_time()
         computed = intervals.compute_replicates(
-            checksum, args.replicates, test_set, MedVidBenchContributions(contributions)
+            checksum,
+            args.replicates,
+            test_set,
+            MedVidBenchContributions(contributions),
+            plugin=medvidbench,
         )
         found = {key: intervals._interval(values) for key, values in computed.values.items()}
         keys, matrix = intervals._encode(computed.values)

@@ -18,8 +18,8 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
 from benchmark.enums import MetricDirection, RankingMethod, RankingScope, TieMethod
-from benchmark.scoring.judge import Rubric, RubricError
 from benchmark.scoring.ranking import ranking_order_problem
+from benchmark.scoring.rubric import Rubric, RubricError
 
 # The bootstrap's replicates per interval: 95% intervals need at least 39 (bootstrap.py); below
 # a few hundred the endpoints jump from one recompute of B to the next, and above 10,000 the
@@ -199,7 +199,18 @@ class Benchmark(models.Model):
         """The judge rubric as the scorer uses it; `RubricError` if it cannot work."""
         if not self.has_judge:
             raise RubricError(f"{self.name} has no judge rubric")
-        return Rubric.from_dict(self.judge_settings, template=self.judge_rubric)
+        return Rubric.from_dict(
+            self.judge_settings, template=self.judge_rubric, required_labels=self.judge_task_labels
+        )
+
+    @property
+    def judge_task_labels(self) -> tuple[str, ...]:
+        """The tasks the benchmark's judge writes prompts for (its plugin's), each of which the
+        rubric must label."""
+        from benchmark.plugins import plugin_for  # the registry reads entry points: lazily
+
+        judge = plugin_for(self).judge
+        return tuple(judge.task_labels) if judge is not None else ()
 
     @property
     def judge_rubric_version(self) -> str:

@@ -154,11 +154,41 @@ class ScoredResult(Protocol):
 @runtime_checkable
 class Contributions(Protocol):
     """What a run's metrics aggregate, per sample (private; docs/statistics.md): each metric
-    again under a (B, n_samples) batch of integer weights, and the bytes stored for it."""
+    (or those in `keys`) again under a (B, n_samples) batch of integer weights, and the bytes
+    stored for it. A plugin with a judge step adds `with_metrics(more)` (the judge metrics'
+    added) and `only(keys)`."""
 
-    def replicate_values(self, weights: np.ndarray) -> dict[str, np.ndarray]: ...
+    def replicate_values(
+        self, weights: np.ndarray, keys: Sequence[str] | None = None
+    ) -> dict[str, np.ndarray]: ...
 
     def to_bytes(self) -> bytes: ...
+
+
+class Judge(Protocol):
+    """A plugin's LLM judge step (`plugin.judge`; None without one): the items to judge, the
+    aggregation of their verdicts into the judge metrics, what each metric aggregated, and the
+    stored result with the judge metrics in or out. The platform sends the prompts, caches
+    the verdicts and publishes (`judging`, `submissions.judge_step`)."""
+
+    metrics: tuple[str, ...]
+    # The tasks the rubric must label (`benchmark.scoring.rubric.Rubric.required_labels`).
+    task_labels: tuple[str, ...]
+
+    def items(self, test_set: Any, predictions: Any) -> Sequence[Any]:
+        """The items, each with `key`, `metric`, `dataset`, `sample`, `threshold` and
+        `prompt(rubric)`."""
+        ...
+
+    def outcome(self, test_set: Any, items: Sequence[Any], verdicts: Any, rubric: Any) -> Any: ...
+
+    def contributions(
+        self, test_set: Any, items: Sequence[Any], verdicts: Any, rubric: Any
+    ) -> Mapping[str, Any]: ...
+
+    def with_outcome(self, result: Mapping[str, Any], outcome: Any) -> dict[str, Any]: ...
+
+    def without_outcome(self, result: Mapping[str, Any]) -> dict[str, Any]: ...
 
 
 @runtime_checkable
@@ -178,6 +208,7 @@ class BenchmarkPlugin(Protocol):
     # Whether a scored run waits for the LLM judge (MedVidBench's captions); without one a run
     # is complete once scored.
     judge_step: bool
+    judge: Judge | None
 
     def read_test_set(self, data: bytes) -> Any:
         """The parsed test set, or GroundTruthError."""

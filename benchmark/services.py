@@ -24,8 +24,8 @@ from benchmark.definitions import MEDVIDBENCH, BenchmarkDefinition, MetricDefini
 from benchmark.models import Benchmark, Metric, TestSet
 from benchmark.plugins import plugin_for
 from benchmark.scoring.errors import GroundTruthError
-from benchmark.scoring.judge import Rubric, RubricError
 from benchmark.scoring.ranking import ranking_order_problem
+from benchmark.scoring.rubric import Rubric, RubricError
 from core.audit import record
 from core.exceptions import InvalidRankingPolicy, InvalidRubric, InvalidTestSet
 
@@ -416,6 +416,7 @@ def update_benchmark(
         _check_rubric(
             changes.get("judge_rubric", benchmark.judge_rubric),
             changes.get("judge_settings", benchmark.judge_settings),
+            benchmark.judge_task_labels,
         )
     if {"ranking_method", "ranking_order"} & changes.keys():
         problem = ranking_order_problem(
@@ -434,12 +435,17 @@ def update_benchmark(
     return benchmark
 
 
-def _check_rubric(template: str, settings: Any) -> None:
-    """Refuse a rubric edit that would leave the judge unable to work (`InvalidRubric`)."""
+def _check_rubric(template: str, settings: Any, labels: tuple[str, ...] = ()) -> None:
+    """Refuse a rubric edit that would leave the judge unable to work (`InvalidRubric`):
+    `labels` are the tasks the benchmark's judge needs a label for."""
     if not template.strip():
         return  # no judge metrics
     try:
-        Rubric.from_dict(settings if isinstance(settings, dict) else {}, template=template)
+        Rubric.from_dict(
+            settings if isinstance(settings, dict) else {},
+            template=template,
+            required_labels=labels,
+        )
     except RubricError as error:
         raise InvalidRubric(f"The judge rubric cannot be used: {error}.") from None
 

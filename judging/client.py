@@ -22,7 +22,7 @@ from typing import Any
 
 import openai
 
-from benchmark.scoring.judge import Rubric, VerdictError
+from benchmark.scoring.rubric import Rubric, VerdictError
 
 MAX_BACKOFF_SECONDS = 60.0
 # How long an endpoint may stay unreachable before a run gives up (PODIUM_JUDGE_OUTAGE_LIMIT_SECONDS

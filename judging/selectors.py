@@ -18,7 +18,6 @@ from typing import Any
 from django.urls import reverse
 from django.utils import timezone
 
-from benchmark.scoring.tasks import JUDGE_METRICS
 from submissions.enums import STATES_WITH_SCORES, EvaluationStatus
 from submissions.judge_step import JudgeDetails
 from submissions.models import Evaluation, Submission
@@ -283,9 +282,15 @@ def _metric_counts(job: JudgeJob) -> tuple[MetricCount, ...]:
             judged=int(counts[name].get("judged", 0)),
             failed=int(counts[name].get("failed", 0)),
         )
-        for name in JUDGE_METRICS
+        for name in _judge_metrics(job)
         if name in counts
     )
+
+
+def _judge_metrics(job: JudgeJob) -> list[str]:
+    """The benchmark's judge metrics in column order."""
+    benchmark = job.evaluation.submission.benchmark
+    return list(benchmark.metrics.filter(is_judge_metric=True).values_list("key", flat=True))
 
 
 # --- the public entry page (issue 12) ------------------------------------------------------------

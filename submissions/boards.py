@@ -13,7 +13,6 @@ from django.utils import timezone
 from benchmark.enums import RankingScope
 from benchmark.models import Benchmark
 from benchmark.scoring.ranking import Entry, MetricSpec, RankedEntry, RankingPolicy, rank_entries
-from benchmark.scoring.tasks import JUDGE_METRICS
 
 from .enums import STATES_JUDGE_PENDING, BoardKind
 from .intervals import enqueue_rank_intervals
@@ -74,6 +73,7 @@ def recompute_board(benchmark: Benchmark) -> list[BoardEntry]:
             )
         )
         now = timezone.now()
+        judge_metrics = [metric.key for metric in metrics if metric.is_judge_metric]
         BoardEntry.objects.filter(benchmark=benchmark).delete()
         rows = BoardEntry.objects.bulk_create(
             [
@@ -84,6 +84,7 @@ def recompute_board(benchmark: Benchmark) -> list[BoardEntry]:
                     highlights,
                     intervals.get(run.pk) or {},
                     computed_at=now,
+                    judge_metrics=judge_metrics,
                 )
                 for run in runs
             ]
@@ -96,13 +97,13 @@ def recompute_board(benchmark: Benchmark) -> list[BoardEntry]:
     return rows
 
 
-def _judged_over(run: Evaluation) -> dict[str, dict[str, int]]:
+def _judged_over(run: Evaluation, judge_metrics: list[str]) -> dict[str, dict[str, int]]:
     """The judge metrics the run publishes over a subset of their items (accepted by a
     maintainer: `judging.services.accept_partial_judgement`)."""
     counts = (run.result or {}).get("counts") or {}
     return {
         name: {"judged": counts[name]["scored"], "items": counts[name]["total"]}
-        for name in JUDGE_METRICS
+        for name in judge_metrics
         if name in counts
         and run.metrics.get(name) is not None
         and counts[name].get("scored", 0) < counts[name].get("total", 0)
@@ -117,6 +118,7 @@ def _board_entry(
     intervals: dict[str, list[float] | None],
     *,
     computed_at: datetime,
+    judge_metrics: list[str],
 ) -> BoardEntry:
     submission = run.submission
     return BoardEntry(
@@ -132,7 +134,7 @@ def _board_entry(
         values={key: metric_value(value) for key, value in run.metrics.items()},
         highlights=highlights.get(submission.pk, {}),
         judge_pending=run.state in STATES_JUDGE_PENDING,
-        judged_over=_judged_over(run),
+        judged_over=_judged_over(run, judge_metrics),
         intervals=intervals,
         listed_at=submission.published_at
         or (submission.verified_at if submission.is_verified else None)

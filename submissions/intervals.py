@@ -20,10 +20,9 @@ import numpy as np
 from django.db import connection, transaction
 from django.utils import timezone
 
-from benchmark import scoring
 from benchmark.enums import RankingScope
 from benchmark.models import Benchmark, Metric
-from benchmark.plugins import DEFAULT_PLUGIN, BenchmarkPlugin, get_plugin
+from benchmark.plugins import BenchmarkPlugin, plugin_for
 from benchmark.plugins import Contributions as PluginContributions
 from benchmark.scoring.bootstrap import (
     DEFAULT_LEVEL,
@@ -34,20 +33,12 @@ from benchmark.scoring.bootstrap import (
     replicate_weights,
     tiers,
 )
-from benchmark.scoring.contributions import (
-    Contributions,
-    MetricContributions,
-    from_bytes,
-    metric_values,
-    to_bytes,
-)
 from benchmark.scoring.ranking import (
     Entry,
     MetricSpec,
     RankingPolicy,
     lexicographic_costs,
 )
-from benchmark.scoring.tasks import JUDGE_METRICS, METRIC_NAMES
 
 from .models import BoardEntry, Evaluation, RunReplicates
 from .selectors import metric_specs, ranking_entry, ranking_policy
@@ -68,18 +59,17 @@ _weights_lock = threading.Lock()
 
 
 def replicate_weights_for(
-    checksum: str, test_set: Any, replicates: int, plugin: BenchmarkPlugin | None = None
+    checksum: str, test_set: Any, replicates: int, plugin: BenchmarkPlugin
 ) -> np.ndarray:
     """The clustered bootstrap weights of one test-set version (read-only, cached per process):
     the clusters are the plugin's (`replicate_clusters`: a MedVidBench sample's video, a
-    MedSG-Bench item alone), the seed is the version's checksum. `plugin` defaults to
-    MedVidBench's, whose judge is the only other caller."""
+    MedSG-Bench item alone), the seed is the version's checksum."""
     key = (checksum, replicates)
     with _weights_lock:
         cached = _weights_cache.get(key)
     if cached is not None:
         return cached
-    clusters = (plugin or get_plugin(DEFAULT_PLUGIN)).replicate_clusters(test_set)
+    clusters = plugin.replicate_clusters(test_set)
     weights = replicate_weights(clusters, replicates=replicates, seed=checksum)
     weights.setflags(write=False)
     with _weights_lock:
@@ -128,7 +118,7 @@ def compute_replicates(
     test_set: Any,
     contributions: PluginContributions,
     *,
-    plugin: BenchmarkPlugin | None = None,
+    plugin: BenchmarkPlugin,
 ) -> ComputedReplicates:
     """Every metric of a freshly scored run on each of the test-set version's `replicates`
     replicates, from the plugin's contributions (its `score`). About 0.2 s for MedVidBench's
@@ -161,8 +151,8 @@ def store_replicates(evaluation: Evaluation, computed: ComputedReplicates) -> Ru
 
 def add_metric_replicates(
     evaluation: Evaluation,
-    test_set: scoring.TestSet,
-    more: Mapping[str, MetricContributions],
+    test_set: Any,
+    more: Mapping[str, Any],
 ) -> RunReplicates | None:
     """Add (or replace) some metrics' contributions on a run that has replicates (the judge's,
     when it publishes) and recompute those metrics' replicates; the others are kept as they
@@ -177,13 +167,14 @@ def add_metric_replicates(
             ", ".join(more),
         )
         return None
-    contributions = from_bytes(bytes(row.contributions)).with_metrics(more)
-    weights = replicate_weights_for(row.test_set_checksum, test_set, row.replicates)
+    plugin = plugin_for(evaluation.submission.benchmark)
+    contributions = plugin.contributions_from_bytes(bytes(row.contributions)).with_metrics(more)
+    weights = replicate_weights_for(row.test_set_checksum, test_set, row.replicates, plugin)
     values = replicate_values(row)
-    added = metric_values(Contributions(contributions.n_samples, dict(more)), weights)
-    values = {key: added[key] if key in more else values[key] for key in METRIC_NAMES}
+    added = contributions.replicate_values(weights, keys=list(more))
+    values = {key: added.get(key, values.get(key)) for key in [*row.metric_keys, *more]}
     row.metric_keys, row.values = _encode(values)
-    row.contributions = to_bytes(contributions)
+    row.contributions = contributions.to_bytes()
     row.intervals = {key: _interval(values[key]) for key in row.metric_keys}
     row.computed_at = timezone.now()
     row.save()
@@ -191,15 +182,16 @@ def add_metric_replicates(
 
 
 def copy_replicates(
-    source: Evaluation, target: Evaluation, *, without: Sequence[str] = JUDGE_METRICS
+    source: Evaluation, target: Evaluation, *, without: Sequence[str]
 ) -> RunReplicates | None:
     """Give a copied run (a judge rerun's: `copy_for_rejudge`) the source run's replicates
     with the metrics in `without` pending again (NaN, no contributions, no interval)."""
     row = RunReplicates.objects.filter(evaluation=source).first()
     if row is None:
         return None
-    stored = from_bytes(bytes(row.contributions))
-    kept = {name: value for name, value in stored.metrics.items() if name not in without}
+    plugin = plugin_for(source.submission.benchmark)
+    stored = plugin.contributions_from_bytes(bytes(row.contributions))
+    kept = stored.only([key for key in row.metric_keys if key not in without])
     values = {
         key: np.full(row.replicates, np.nan) if key in without else value
         for key, value in replicate_values(row).items()
@@ -210,7 +202,7 @@ def copy_replicates(
         defaults={
             "test_set_checksum": row.test_set_checksum,
             "replicates": row.replicates,
-            "contributions": to_bytes(Contributions(stored.n_samples, kept)),
+            "contributions": kept.to_bytes(),
             "values": encoded,
             "metric_keys": keys,
             "intervals": {key: None if key in without else row.intervals.get(key) for key in keys},

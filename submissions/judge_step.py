@@ -16,10 +16,8 @@ from typing import Any
 
 from django.db import transaction
 
-from benchmark import scoring
-from benchmark.scoring.contributions import MetricContributions
-from benchmark.scoring.judge import JudgeOutcome, with_judge
-from benchmark.scoring.tasks import JUDGE_METRICS
+from benchmark.plugins import plugin_for
+from benchmark.scoring.rubric import JudgeOutcome
 from core import audit
 from core.exceptions import InvalidTransition
 
@@ -80,8 +78,8 @@ def publish_judge_metrics(
     actor: Any = None,
     note: str = "",
     accept_partial: bool = False,
-    contributions: Mapping[str, MetricContributions] | None = None,
-    test_set: scoring.TestSet | None = None,
+    contributions: Mapping[str, Any] | None = None,
+    test_set: Any = None,
 ) -> Evaluation:
     """Store the judge's three metrics (full precision) on a run in `judging` and complete it;
     the board follows on commit. Refuses a run in any other state, and an outcome that leaves
@@ -106,13 +104,13 @@ def publish_judge_metrics(
                 f"Judge metrics can only be published on a run being judged, not one that is "
                 f"{evaluation.state.label.lower()}."
             )
+        judge = _judge_of(evaluation)
         evaluation.metrics = {
             **evaluation.metrics,
-            **{name: outcome.metrics.get(name) for name in JUDGE_METRICS},
+            **{name: outcome.metrics.get(name) for name in judge.metrics},
         }
         if evaluation.result:
-            result = scoring.ScoreResult.from_dict(evaluation.result)
-            evaluation.result = with_judge(result, outcome).to_dict()
+            evaluation.result = judge.with_outcome(evaluation.result, outcome)
         evaluation.save(update_fields=["metrics", "result"])
         if contributions and test_set is not None:
             add_metric_replicates(evaluation, test_set, contributions)
@@ -126,30 +124,9 @@ def copy_for_rejudge(evaluation: Evaluation, *, actor: Any) -> Evaluation:
     judge rerun of a finished run (a run is never rewound). It starts in `scored`."""
     if evaluation.state != EvaluationStatus.COMPLETE or evaluation.test_set_id is None:
         raise InvalidTransition("Only a complete, scored run can be judged again.")
-    metrics = {**evaluation.metrics, **dict.fromkeys(JUDGE_METRICS)}
-    result = evaluation.result
-    if result:
-        blank = JudgeOutcome(
-            metrics=dict.fromkeys(JUDGE_METRICS),
-            counts={},
-            per_dataset={},
-            aspects={},
-            thresholds={},
-        )
-        stripped = with_judge(scoring.ScoreResult.from_dict(result), blank)
-        result = {
-            **stripped.to_dict(),
-            "per_dataset": {
-                name: values
-                for name, values in stripped.per_dataset.items()
-                if name not in JUDGE_METRICS
-            },
-            "counts": {
-                name: values
-                for name, values in stripped.counts.items()
-                if name not in JUDGE_METRICS
-            },
-        }
+    judge = _judge_of(evaluation)
+    metrics = {**evaluation.metrics, **dict.fromkeys(judge.metrics)}
+    result = judge.without_outcome(evaluation.result) if evaluation.result else evaluation.result
     with transaction.atomic():
         copy = Evaluation.objects.create(
             submission=evaluation.submission,
@@ -163,7 +140,7 @@ def copy_for_rejudge(evaluation: Evaluation, *, actor: Any) -> Evaluation:
             scoring_started_at=evaluation.scoring_started_at,
             scored_at=evaluation.scored_at,
         )
-        copy_replicates(evaluation, copy, without=JUDGE_METRICS)
+        copy_replicates(evaluation, copy, without=judge.metrics)
         audit.record(
             "submissions.evaluation.copied_for_rejudge",
             actor=actor,
@@ -171,3 +148,11 @@ def copy_for_rejudge(evaluation: Evaluation, *, actor: Any) -> Evaluation:
             source_evaluation=evaluation.pk,
         )
     return copy
+
+
+def _judge_of(evaluation: Evaluation) -> Any:
+    """The judge step of the run's benchmark (its plugin's); InvalidTransition without one."""
+    judge = plugin_for(evaluation.submission.benchmark).judge
+    if judge is None:
+        raise InvalidTransition(f"{evaluation.submission.benchmark.name} has no judge step.")
+    return judge

@@ -5,21 +5,15 @@ from __future__ import annotations
 
 import hashlib
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from django.db import transaction
 
-from benchmark import scoring
-from benchmark.scoring.contributions import MetricContributions
-from benchmark.scoring.judge import (
-    JudgeOutcome,
-    Rubric,
-    RubricError,
-    aggregate,
-    build_items,
-    judge_contributions,
-)
+from benchmark.plugins import plugin_for
+from benchmark.scoring.errors import PredictionsError
+from benchmark.scoring.rubric import JudgeOutcome, Rubric, RubricError
 from benchmark.selectors import TestSetFileError, load_scoring_testset
 from core import audit
 from core.exceptions import DomainError, InvalidTransition, JudgeUnavailable
@@ -69,18 +63,22 @@ def start_judge(evaluation: Evaluation, *, actor: Any = None, enqueue: bool = Tr
         rubric = benchmark.rubric()
     except RubricError as error:
         raise JudgeUnavailable(f"The judge rubric cannot be used: {error}.") from None
+    plugin = plugin_for(benchmark)
+    if plugin.judge is None:
+        raise InvalidTransition(f"{benchmark.name} has no judge step.")
     try:
         test_set = load_scoring_testset(evaluation.test_set)
-        predictions = scoring.load_predictions(
+        predictions = plugin.check_predictions(
             evaluation.submission.predictions_path.read_bytes(),
             test_set,
+            options=evaluation.submission.options,
             max_prediction_chars=benchmark.max_prediction_chars,
         )
     except (TestSetFileError, OSError) as error:
         raise JudgeUnavailable(f"The run's files cannot be read: {error}") from None
-    except scoring.PredictionsError as error:
+    except PredictionsError as error:
         raise DomainError(_refused_file_message(error)) from None
-    items = build_items(test_set, predictions)
+    items = plugin.judge.items(test_set, predictions)
 
     with transaction.atomic():
         evaluation = Evaluation.objects.select_for_update().get(pk=evaluation.pk)
@@ -144,7 +142,7 @@ def rerun_judge(evaluation: Evaluation, *, actor: Any) -> JudgeJob:
         return start_judge(evaluation, actor=actor)
 
 
-def _refused_file_message(error: scoring.PredictionsError) -> str:
+def _refused_file_message(error: PredictionsError) -> str:
     """Why the judge will not take a run whose stored file fails today's checks: an entry
     accepted before them (a NUL or an unpaired surrogate, which the database cannot store in a
     judge item, or a prediction over the benchmark's length limit)."""
@@ -199,8 +197,8 @@ class Judgement:
     12's intervals) and the parsed test set they index."""
 
     outcome: JudgeOutcome
-    contributions: dict[str, MetricContributions]
-    test_set: scoring.TestSet
+    contributions: Mapping[str, Any]  # the plugin's, by judge metric
+    test_set: Any
 
     def publish(self, evaluation: Evaluation, **options: Any) -> Evaluation:
         return publish_judge_metrics(
@@ -215,16 +213,22 @@ class Judgement:
 def _judgement(job: JudgeJob) -> Judgement:
     """The job's verdicts aggregated as spec 5 says (failed items excluded)."""
     evaluation = job.evaluation
+    submission = evaluation.submission
+    plugin = plugin_for(submission.benchmark)
     test_set = load_scoring_testset(evaluation.test_set)
-    predictions = scoring.load_predictions(
-        evaluation.submission.predictions_path.read_bytes(), test_set
+    predictions = plugin.check_predictions(
+        submission.predictions_path.read_bytes(),
+        test_set,
+        options=submission.options,
+        max_prediction_chars=None,
     )
-    items = build_items(test_set, predictions)
+    judge = plugin.judge
+    items = judge.items(test_set, predictions)
     rubric = Rubric.from_dict(job.rubric_settings, template=job.rubric_template)
     verdicts = dict(job.items.filter(state=ItemState.DONE).values_list("key", "verdict__scores"))
     return Judgement(
-        outcome=aggregate(test_set, items, verdicts, rubric),
-        contributions=judge_contributions(test_set, items, verdicts, rubric),
+        outcome=judge.outcome(test_set, items, verdicts, rubric),
+        contributions=judge.contributions(test_set, items, verdicts, rubric),
         test_set=test_set,
     )
 

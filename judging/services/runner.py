@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 
 from django.db import transaction
 
-from benchmark.scoring.judge import Rubric
+from benchmark.scoring.rubric import Rubric
 
 from .. import lifecycle
 from ..client import (

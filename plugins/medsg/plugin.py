@@ -108,6 +108,7 @@ class MedSGPlugin:
     definition = MEDSG
     scorer_version = SCORER_VERSION
     judge_step = False
+    judge = None
     breakdown_label = "task"
     submission_options = (
         SubmissionOption(
@@ -258,8 +259,11 @@ class _Contributions:
     def __init__(self, inner: MedSGContributions) -> None:
         self.inner = inner
 
-    def replicate_values(self, weights: np.ndarray) -> dict[str, np.ndarray]:
-        return self.inner.metric_values(weights)
+    def replicate_values(
+        self, weights: np.ndarray, keys: Sequence[str] | None = None
+    ) -> dict[str, np.ndarray]:
+        values = self.inner.metric_values(weights)
+        return values if keys is None else {key: values[key] for key in keys}
 
     def to_bytes(self) -> bytes:
         return self.inner.to_bytes()

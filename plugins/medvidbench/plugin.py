@@ -22,6 +22,8 @@ from benchmark.scoring.bootstrap import video_clusters
 from benchmark.scoring.evaluate import evaluate_with_contributions
 from benchmark.scoring.tasks import route_qa_type
 
+from .judge import MedVidBenchJudge
+
 # An id longer than this is cut in a message (ids are short in practice).
 ID_SHOWN_CHARS = 60
 
@@ -31,6 +33,7 @@ class MedVidBenchPlugin:
     definition = MEDVIDBENCH
     scorer_version = scoring.SCORER_VERSION
     judge_step = True
+    judge = MedVidBenchJudge()
     breakdown_label = "dataset"
     submission_options = ()
 
@@ -140,11 +143,25 @@ class Contributions:
     def __init__(self, recorded: medvidbench_contributions.Contributions) -> None:
         self.recorded = recorded
 
-    def replicate_values(self, weights: np.ndarray) -> dict[str, np.ndarray]:
-        return medvidbench_contributions.metric_values(self.recorded, weights)
+    def replicate_values(
+        self, weights: np.ndarray, keys: Sequence[str] | None = None
+    ) -> dict[str, np.ndarray]:
+        values = medvidbench_contributions.metric_values(self.only(keys).recorded, weights)
+        return values if keys is None else {key: values[key] for key in keys}
 
     def to_bytes(self) -> bytes:
         return medvidbench_contributions.to_bytes(self.recorded)
+
+    def with_metrics(self, more: Mapping[str, Any]) -> Contributions:
+        """These contributions with some metrics' added or replaced (the judge's)."""
+        return Contributions(self.recorded.with_metrics(more))
+
+    def only(self, keys: Sequence[str] | None) -> Contributions:
+        """The contributions of `keys` alone (all for None): what a judge rerun's copy keeps."""
+        if keys is None:
+            return self
+        kept = {name: value for name, value in self.recorded.metrics.items() if name in keys}
+        return Contributions(medvidbench_contributions.Contributions(self.recorded.n_samples, kept))
 
 
 plugin = MedVidBenchPlugin()

@@ -25,28 +25,14 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from benchmark.definitions import MEDVIDBENCH
-from benchmark.plugins import DEFAULT_PLUGIN, UnknownPlugin, get_plugin, plugins
-from benchmark.scoring import (
-    METRIC_NAMES,
-    ScoreResult,
-    ScoringInputError,
-    TestSet,
-    evaluate,
-    load_ground_truth,
-    load_predictions,
-)
-from benchmark.scoring.judge import (
-    JudgeOutcome,
-    Rubric,
-    aggregate,
-    build_items,
-    with_judge,
-)
+from benchmark.plugins import DEFAULT_PLUGIN, BenchmarkPlugin, UnknownPlugin, get_plugin, plugins
+from benchmark.scoring.errors import ScoringInputError
+from benchmark.scoring.rubric import JudgeOutcome, Rubric
 from judging.client import (
     Backoff,
     ChatClient,
@@ -94,29 +80,39 @@ class Command(BaseCommand):
         judge.add_argument("--judge-temperature", type=float, default=0.0)
 
     def handle(self, *args: object, **options: object) -> None:
-        if options["benchmark"] != DEFAULT_PLUGIN:
-            self.score_with_plugin(options)
-            return
+        try:
+            plugin = get_plugin(options["benchmark"])
+        except UnknownPlugin as error:
+            raise CommandError(str(error)) from None
         judging = options["judge_base_url"] or options["judge_model"]
+        if judging and plugin.judge is None:
+            raise CommandError(f"{plugin.key} has no LLM judge step; drop the --judge options.")
         if judging and not (options["judge_base_url"] and options["judge_model"]):
             raise CommandError("--judge-base-url and --judge-model go together.")
+        chosen = _chosen_options(plugin, options)
         try:
-            test_set = load_ground_truth(options["ground_truth"])
-            predictions = load_predictions(options["predictions"], test_set)
+            test_set = plugin.read_test_set(_read(options["ground_truth"]))
+            predictions = plugin.check_predictions(
+                _read(options["predictions"]),
+                test_set,
+                options=chosen,
+                # The command scores files on disk as they are; the upload limit is the site's.
+                max_prediction_chars=None,
+            )
         except ScoringInputError as error:
             raise CommandError(str(error)) from None
-        result = evaluate(test_set, predictions)
+        result, _ = plugin.score(test_set, predictions, options=chosen)
+        data = plugin.cli_report(result)
         outcome = None
         if judging:
-            outcome = self.judge(test_set, predictions, options)
-            result = with_judge(result, outcome)
+            outcome = self.judge(plugin, test_set, predictions, options)
+            data = plugin.judge.with_outcome(data, outcome)
         if options["format"] == "json":
-            data = result.to_dict()
             if outcome is not None:
                 data["judge"] = outcome.to_dict()
             self.stdout.write(json.dumps(data, ensure_ascii=False, indent=2))
         else:
-            self.stdout.write(render_table(result))
+            self.stdout.write(render_table(plugin, result.to_dict() if not judging else data))
         if outcome is not None and outcome.unavailable:
             raise CommandError(
                 "The judge could not judge any item of "
@@ -124,53 +120,16 @@ class Command(BaseCommand):
                 + "; see the failures above. No value is reported for it."
             )
 
-    def score_with_plugin(self, options: dict) -> None:
-        """Score with the plugin `--benchmark` names: its file checks, its metrics, its JSON."""
-        try:
-            plugin = get_plugin(options["benchmark"])
-        except UnknownPlugin as error:
-            raise CommandError(str(error)) from None
-        if options["judge_base_url"] or options["judge_model"]:
-            raise CommandError(f"{plugin.key} has no LLM judge step; drop the --judge options.")
-        chosen = {}
-        for option in plugin.submission_options:
-            if option.kind != "choice":
-                continue
-            value = options.get(option.key)
-            flag = "--" + option.key.replace("_", "-")
-            if value is None:
-                if option.required:
-                    raise CommandError(
-                        f"{plugin.key} needs {flag}: one of {', '.join(option.values)}."
-                    )
-                continue
-            if value not in option.values:
-                raise CommandError(f"{flag} {value!r} is not one of {', '.join(option.values)}.")
-            chosen[option.key] = value
-        try:
-            test_set = plugin.read_test_set(_read(options["ground_truth"]))
-            predictions = plugin.check_predictions(
-                _read(options["predictions"]),
-                test_set,
-                options=chosen,
-                max_prediction_chars=plugin.definition.max_prediction_chars,
-            )
-        except ScoringInputError as error:
-            raise CommandError(str(error)) from None
-        result, _ = plugin.score(test_set, predictions, options=chosen)
-        if options["format"] == "json":
-            self.stdout.write(json.dumps(plugin.cli_report(result), ensure_ascii=False, indent=2))
-            return
-        lines = [f"{plugin.definition.name}, scorer {result.scorer_version}", ""]
-        lines += [
-            f"{key:<28} {'-' if value is None else f'{value:.4f}'}"
-            for key, value in result.metrics.items()
-        ]
-        self.stdout.write("\n".join(lines))
-
-    def judge(self, test_set: TestSet, predictions: list[str], options: dict) -> JudgeOutcome:
-        rubric = Rubric.from_dict(MEDVIDBENCH.judge_settings(), template=MEDVIDBENCH.judge_rubric())
-        items = build_items(test_set, predictions)
+    def judge(
+        self, plugin: BenchmarkPlugin, test_set: Any, predictions: Any, options: dict
+    ) -> JudgeOutcome:
+        definition = plugin.definition
+        rubric = Rubric.from_dict(
+            definition.judge_settings(),
+            template=definition.judge_rubric(),
+            required_labels=plugin.judge.task_labels,
+        )
+        items = plugin.judge.items(test_set, predictions)
         prompts = {item.key: item.prompt(rubric) for item in items}
         first: dict[str, str] = {}  # prompt -> the key it is sent under
         for key, prompt in prompts.items():
@@ -225,7 +184,7 @@ class Command(BaseCommand):
         if len(failures) > 10:
             self.stderr.write(f"... and {len(failures) - 10} more failed items")
         verdicts = {key: scores.get(first[prompt]) for key, prompt in prompts.items()}
-        return aggregate(test_set, items, verdicts, rubric)
+        return plugin.judge.outcome(test_set, items, verdicts, rubric)
 
 
 def _read(path: Path) -> bytes:
@@ -235,30 +194,50 @@ def _read(path: Path) -> bytes:
         raise CommandError(f"Cannot read {path}: {error.strerror}.") from None
 
 
-def render_table(result: ScoreResult) -> str:
-    """A readable summary: the ten metrics, per-dataset values, and the format report."""
-    lines = [f"Scorer {result.scorer_version}, {result.records} test samples", ""]
+def _chosen_options(plugin: BenchmarkPlugin, options: dict) -> dict[str, str]:
+    """The plugin's choice options given on the command line, each checked (a declaration is
+    the submitter's, on the form: not the scorer's to ask)."""
+    chosen = {}
+    for option in plugin.submission_options:
+        if option.kind != "choice":
+            continue
+        value = options.get(option.key)
+        flag = "--" + option.key.replace("_", "-")
+        if value is None:
+            if option.required:
+                raise CommandError(f"{plugin.key} needs {flag}: one of {', '.join(option.values)}.")
+            continue
+        if value not in option.values:
+            raise CommandError(f"{flag} {value!r} is not one of {', '.join(option.values)}.")
+        chosen[option.key] = value
+    return chosen
+
+
+def render_table(plugin: BenchmarkPlugin, result: dict[str, Any]) -> str:
+    """A readable summary of the stored result shape: the metrics, the per-group values and
+    the format report."""
+    judge_metrics = set(plugin.judge.metrics) if plugin.judge else set()
+    lines = [f"Scorer {result['scorer_version']}, {result['records']} test samples", ""]
     lines.append(f"{'metric':<14} {'value':>8}   {'scored/total':>13}")
-    for name in METRIC_NAMES:
-        value = result.metrics[name]
+    for name, value in result["metrics"].items():
         shown = (
             f"{value:8.3f}"
             if value is not None
             else " pending"
-            if name.endswith("_llm")
+            if name in judge_metrics
             else "       -"
         )
-        counts = result.counts.get(name)
+        counts = result.get("counts", {}).get(name)
         ratio = f"{counts['scored']}/{counts['total']}" if counts else ""
         lines.append(f"{name:<14} {shown}   {ratio:>13}")
-    lines += ["", "Per dataset:"]
-    for name, datasets in result.per_dataset.items():
-        cells = ", ".join(f"{dataset} {value:.3f}" for dataset, value in datasets.items())
+    lines += ["", f"Per {plugin.breakdown_label}:"]
+    for name, groups in result.get("per_dataset", {}).items():
+        cells = ", ".join(f"{group} {value:.3f}" for group, value in groups.items())
         lines.append(f"  {name:<14} {cells}")
     lines += ["", "Answers that parsed, per task:"]
-    for task, counts in result.parsed.items():
+    for task, counts in result.get("parsed", {}).items():
         lines.append(f"  {task:<18} {counts['parsed']:>5}/{counts['total']}")
-    for task, examples in result.unparsed_examples.items():
+    for task, examples in result.get("unparsed_examples", {}).items():
         for example in examples:
-            lines.append(f"    {task} row {example.row}: {example.prediction!r}")
+            lines.append(f"    {task} row {example['row']}: {example['prediction']!r}")
     return "\n".join(lines)
