@@ -127,7 +127,7 @@ class SubmissionForm(forms.Form):
     )
     predictions = forms.FileField(
         label="Predictions file",
-        help_text="JSON: one {id, qa_type, prediction} object per test sample, in test-set order.",
+        help_text="JSON: one object per test item, in test-set order (see Your file).",
         widget=forms.ClearableFileInput(attrs={"accept": ".json,application/json"}),
     )
 
@@ -147,6 +147,11 @@ class SubmissionForm(forms.Form):
             self.fields = {**ordered, **fields, "predictions": self.fields["predictions"]}
         # Set when the file was refused row by row: the summary at the top of the page.
         self.file_refusal: FileRefusal | None = None
+
+    @property
+    def option_fields(self) -> list[forms.BoundField]:
+        """The plugin's option fields, in its order, for the template (beside the file)."""
+        return [self[key] for key in self.option_keys]
 
     def clean_predictions(self) -> UploadedFile:
         upload: UploadedFile = self.cleaned_data["predictions"]

@@ -205,10 +205,13 @@ def validate_predictions(
     the benchmark plugin's strict reading (JSON, every row and field, the benchmark's length
     limit on a prediction).
 
-    Raises `InvalidPredictions` with the plugin's row-by-row messages, or `DomainError` when
-    the benchmark takes no submissions. Returns the parsed test set it was checked against.
+    Raises `InvalidOption` for an option missing or not offered (`check_options`),
+    `InvalidPredictions` with the plugin's row-by-row messages, or `DomainError` when the
+    benchmark takes no submissions. Returns the parsed test set it was checked against.
     """
     check_upload_size(benchmark, len(raw))
+    # The plugin reads the file with its options: only checked ones reach it (`InvalidOption`).
+    options = check_options(benchmark, options or {})
     test_set = active_testset(benchmark)
     if test_set is None:
         raise DomainError(f"{benchmark.name} has no active test set yet; submissions are closed.")
@@ -217,7 +220,7 @@ def validate_predictions(
         plugin_for(benchmark).check_predictions(
             raw,
             parsed,
-            options=dict(options or {}),
+            options=options,
             max_prediction_chars=benchmark.max_prediction_chars,
         )
     except PredictionsError as error:

@@ -234,6 +234,7 @@ def entry(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
             "benchmark": benchmark,
             "tab": page.board.value if submission.publish else "",
             "page": page,
+            "breakdown_label": plugin_for(benchmark).breakdown_label,
         },
     )
 

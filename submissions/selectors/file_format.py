@@ -62,8 +62,10 @@ def file_format(benchmark: Benchmark) -> FileFormat | None:
     except TestSetFileError:  # an operator's to fix (logged where uploads fail); About stays up
         logger.exception("The example rows of %s cannot be read", test_set)
     else:
+        # A template row's empty fields are the submitter's to fill in (MedVidBench's and
+        # MedSG-Bench's "prediction", another benchmark's own name for its answer).
         rows = [
-            _row({**row, "prediction": EXAMPLE_PREDICTION})
+            _row({key: EXAMPLE_PREDICTION if value == "" else value for key, value in row.items()})
             for row in itertools.islice(plugin.template_rows(parsed), EXAMPLE_ROWS)
         ]
         example = "[\n" + "".join(f"  {row},\n" for row in rows) + "  ...\n]" if rows else ""

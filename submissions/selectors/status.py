@@ -7,6 +7,7 @@ from typing import Any
 
 from benchmark.enums import RankingScope
 from benchmark.models import Metric
+from benchmark.plugins import plugin_for
 from benchmark.scoring.ranking import rank_entries
 
 from ..enums import (
@@ -153,6 +154,8 @@ class SubmissionStatus:
     board_place: tuple[int, int] | None = None
     # The owner's earlier entries on this benchmark with a byte-identical file (issue 13).
     duplicates: list[Submission] = field(default_factory=list)
+    # What one group of the breakdown is called (the plugin's: "dataset", "task", ...).
+    breakdown_label: str = "dataset"
 
     @property
     def has_scores(self) -> bool:
@@ -189,13 +192,26 @@ def submission_status(submission: Submission, *, viewer: Any) -> SubmissionStatu
     evaluation = latest_evaluation(submission)
     metrics = list(submission.benchmark.metrics.all())
     board_entry = BoardEntry.objects.filter(submission=submission).first()
+    plugin = plugin_for(submission.benchmark)
     if evaluation is None:
-        return SubmissionStatus(submission, None, [], False, [], None, [], board_entry, None)
+        return SubmissionStatus(
+            submission,
+            None,
+            [],
+            False,
+            [],
+            None,
+            [],
+            board_entry,
+            None,
+            breakdown_label=plugin.breakdown_label,
+        )
     result = evaluation.result or {}
     return SubmissionStatus(
         submission=submission,
         evaluation=evaluation,
-        steps=_progress(evaluation),
+        steps=_progress(evaluation, judge_step=plugin.judge_step),
+        breakdown_label=plugin.breakdown_label,
         polling=evaluation.state in POLLING_STATES,
         metrics=_metric_lines(evaluation, metrics) if evaluation.state.has_scores else [],
         per_dataset=_per_dataset(result, metrics),
@@ -230,9 +246,13 @@ def own_duplicates(submission: Submission) -> list[Submission]:
     )
 
 
-def _progress(evaluation: Evaluation) -> list[Step]:
+def _progress(evaluation: Evaluation, *, judge_step: bool = True) -> list[Step]:
+    """The progress steps; without a judge step (the benchmark's plugin) a scored run is
+    complete at once, so "judge pending" and "judging" are not steps of it."""
     steps = []
     for state in PROGRESS_STEPS:
+        if not judge_step and state in (EvaluationStatus.SCORED, EvaluationStatus.JUDGING):
+            continue
         if state == evaluation.state:
             progress = "done" if state == EvaluationStatus.COMPLETE else "current"
         elif getattr(evaluation, STATUS_TIMESTAMP_FIELD[state]) is not None:
