@@ -73,6 +73,7 @@ class ToyPlugin:
     scorer_version = SCORER_VERSION
     breakdown_label = "class"
     judge_step = False
+    judge = None
     submission_options = (
         SubmissionOption(
             key=LABEL_CASE,
