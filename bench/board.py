@@ -52,12 +52,12 @@ def build_board(entries: int, seed: int):
     import numpy as np
     from django.utils import timezone
 
-    from benchmark.services import ensure_medvidbench
+    from benchmark.services import ensure_plugin_benchmark
     from core.text import confusable_key
     from submissions.enums import EvaluationStatus, SubmissionSource, VerificationStatus
     from submissions.models import Evaluation, Submission
 
-    benchmark = ensure_medvidbench()
+    benchmark = ensure_plugin_benchmark("medvidbench")
     keys = list(benchmark.metrics.values_list("key", flat=True))
     judge = set(benchmark.metrics.filter(is_judge_metric=True).values_list("key", flat=True))
     generator = np.random.default_rng(seed)

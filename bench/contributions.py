@@ -27,7 +27,6 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmark.definitions import SCORING_DATA_DIR
 from benchmark.demo_testset import generate_testset, make_predictions
 from benchmark.scoring import METRIC_NAMES, load_ground_truth, load_predictions
 from benchmark.scoring.contributions import metric_values
@@ -39,6 +38,7 @@ from benchmark.scoring.judge import (
     load_rubric,
     with_judge,
 )
+from plugins.medvidbench.definition import SCORING_DATA_DIR
 
 
 def main() -> None:

@@ -122,7 +122,7 @@ def run(folder: Path, env: dict[str, str], args: argparse.Namespace) -> None:
     from django.core.management import call_command
 
     from benchmark.demo_testset import DEMO_FILENAMES, NEW_MODEL, write_demo_files
-    from benchmark.services import ensure_medvidbench
+    from benchmark.services import ensure_plugin_benchmark
     from judging.models import JudgeJob
     from submissions.demo import load_demo
     from submissions.enums import EvaluationStatus, VerificationStatus
@@ -143,7 +143,7 @@ def run(folder: Path, env: dict[str, str], args: argparse.Namespace) -> None:
     write_demo_files(demo_dir)
     figure("demo_files_s", time.perf_counter() - started, f"demo files:   {figures_s(started)}")
 
-    benchmark = ensure_medvidbench()
+    benchmark = ensure_plugin_benchmark("medvidbench")
     root = Path(settings.PODIUM_FRAMES_DIR)
     started = time.perf_counter()
     demo.write_demo_frames(benchmark, demo_dir, root)

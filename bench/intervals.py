@@ -33,7 +33,6 @@ import django
 
 django.setup()
 
-from benchmark.definitions import SCORING_DATA_DIR  # noqa: E402
 from benchmark.demo_testset import generate_testset, make_predictions  # noqa: E402
 from benchmark.scoring import METRIC_NAMES, load_ground_truth, load_predictions  # noqa: E402
 from benchmark.scoring.contributions import (  # noqa: E402
@@ -48,6 +47,7 @@ from benchmark.scoring.judge import (  # noqa: E402
     load_rubric,
     with_judge,
 )
+from plugins.medvidbench.definition import SCORING_DATA_DIR  # noqa: E402
 from plugins.medvidbench.plugin import Contributions as MedVidBenchContributions  # noqa: E402
 from plugins.medvidbench.plugin import plugin as medvidbench  # noqa: E402
 from submissions import intervals  # noqa: E402

@@ -100,7 +100,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="podium-bench-judge-") as tmp:
         folder = Path(tmp)
         setup_django(folder, args.database_url)
-        from benchmark.services import ensure_medvidbench, import_testset
+        from benchmark.services import ensure_plugin_benchmark, import_testset
         from judging import services
         from submissions.services import SubmissionDetails, create_submission, score_evaluation
         from tests.accounts.factories import UserFactory
@@ -108,7 +108,7 @@ def main() -> None:
         records = summary_records(args.items)
         ground_truth = folder / "gt.json"
         ground_truth.write_text(json.dumps(records))
-        benchmark = ensure_medvidbench()
+        benchmark = ensure_plugin_benchmark("medvidbench")
         benchmark.judge_auto_start = False
         benchmark.daily_submission_limit = 100
         benchmark.save(update_fields=["judge_auto_start", "daily_submission_limit"])

@@ -146,7 +146,7 @@ def main() -> None:
 def run(args: argparse.Namespace, env: dict[str, str], folder: Path) -> None:
     setup_django(env)
     from benchmark.selectors import active_testset, load_scoring_testset
-    from benchmark.services import ensure_medvidbench, import_testset
+    from benchmark.services import ensure_plugin_benchmark, import_testset
     from core.models import AuditEvent
     from submissions.enums import EvaluationStatus
     from submissions.models import Evaluation
@@ -154,7 +154,7 @@ def run(args: argparse.Namespace, env: dict[str, str], folder: Path) -> None:
     from tests.accounts.factories import UserFactory
     from tests.benchmark.scoring.factories import gt_record
 
-    benchmark = ensure_medvidbench()
+    benchmark = ensure_plugin_benchmark("medvidbench")
     benchmark.daily_submission_limit = 1000
     benchmark.save(update_fields=["daily_submission_limit"])
     records = [gt_record("next_action", "tying", dataset="AVOS") for _ in range(args.answers)]

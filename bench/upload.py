@@ -85,12 +85,12 @@ def main() -> None:
         from django.test.utils import setup_test_environment
 
         from accounts.models import User
-        from benchmark.services import ensure_medvidbench, import_testset, update_benchmark
+        from benchmark.services import ensure_plugin_benchmark, import_testset, update_benchmark
         from submissions.services import validate_predictions
 
         setup_test_environment()
         call_command("migrate", verbosity=0)
-        benchmark = ensure_medvidbench()
+        benchmark = ensure_plugin_benchmark("medvidbench")
         import_testset(benchmark, ground_truth)
         update_benchmark(benchmark, actor=None, daily_submission_limit=1000)
         validate_predictions(

@@ -20,9 +20,9 @@ from django.core.exceptions import ImproperlyConfigured
 from django.db import transaction
 from django.db.models import Max
 
-from benchmark.definitions import MEDVIDBENCH, BenchmarkDefinition, MetricDefinition
+from benchmark.definitions import BenchmarkDefinition, MetricDefinition
 from benchmark.models import Benchmark, Metric, TestSet
-from benchmark.plugins import plugin_for
+from benchmark.plugins import get_plugin, plugin_for
 from benchmark.scoring.errors import GroundTruthError
 from benchmark.scoring.ranking import ranking_order_problem
 from benchmark.scoring.rubric import Rubric, RubricError
@@ -324,9 +324,9 @@ def ensure_benchmark(
     return benchmark
 
 
-def ensure_medvidbench(*, actor: Any = None, overwrite: bool = False) -> Benchmark:
-    """``ensure_benchmark`` for MedVidBench (``benchmark.definitions.MEDVIDBENCH``)."""
-    return ensure_benchmark(MEDVIDBENCH, actor=actor, overwrite=overwrite)
+def ensure_plugin_benchmark(key: str, *, actor: Any = None, overwrite: bool = False) -> Benchmark:
+    """``ensure_benchmark`` for the definition the plugin registered under ``key`` carries."""
+    return ensure_benchmark(get_plugin(key).definition, actor=actor, overwrite=overwrite)
 
 
 def _assign_changes(instance: Benchmark | Metric, values: dict[str, Any]) -> list[str]:

@@ -29,7 +29,7 @@ from benchmark.demo_testset import DEMO_FILENAMES, write_demo_files
 from benchmark.models import Benchmark
 from benchmark.plugins import BenchmarkPlugin, plugins
 from benchmark.selectors import active_testset
-from benchmark.services import ensure_benchmark, ensure_medvidbench, import_testset
+from benchmark.services import ensure_benchmark, ensure_plugin_benchmark, import_testset
 from core.exceptions import DomainError
 
 from .models import Evaluation, Submission
@@ -145,7 +145,7 @@ def load_demo(
     (`add_demo_hook`) with `standin_model_url`. Raises `DomainError` if the benchmark's
     active test set is not the demo one.
     """
-    benchmark = ensure_medvidbench()
+    benchmark = ensure_plugin_benchmark("medvidbench")
     ground_truth = demo_dir / DEMO_FILENAMES["ground_truth"]
     if not ground_truth.exists():
         log(f"Writing the synthetic test set and predictions to {demo_dir} ...")

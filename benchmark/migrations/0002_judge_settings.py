@@ -5,11 +5,12 @@ from django.db import migrations, models
 
 def fill_rubric_settings(apps, schema_editor):
     """Benchmarks created before the rubric had settings take them from their definition."""
-    from benchmark.definitions import DEFINITIONS
+    from benchmark.plugins import plugins
 
+    definitions = {plugin.definition.slug: plugin.definition for plugin in plugins().values()}
     Benchmark = apps.get_model("benchmark", "Benchmark")
     for benchmark in Benchmark.objects.filter(judge_settings={}):
-        definition = DEFINITIONS.get(benchmark.slug)
+        definition = definitions.get(benchmark.slug)
         if definition is not None and benchmark.judge_rubric.strip():
             benchmark.judge_settings = definition.judge_settings()
             benchmark.judge_auto_start = definition.judge_auto_start

@@ -15,12 +15,12 @@ from typing import Any
 import numpy as np
 
 from benchmark import scoring
-from benchmark.definitions import MEDVIDBENCH
 from benchmark.plugins import FileGuide, PublishedRow, TestSetCounts
 from benchmark.scoring import contributions as medvidbench_contributions
 from benchmark.scoring.bootstrap import video_clusters
 from benchmark.scoring.evaluate import evaluate_with_contributions
 from benchmark.scoring.tasks import route_qa_type
+from plugins.medvidbench.definition import MEDVIDBENCH
 
 from .judge import MedVidBenchJudge
 

@@ -229,10 +229,10 @@ def test_the_judge_step_is_queued_on_medvidbench(medvidbench_upload):
 
 @pytest.fixture
 def medvidbench_upload(private_dir, records, tmp_path):
-    from benchmark.services import ensure_medvidbench, import_testset
+    from benchmark.services import ensure_plugin_benchmark, import_testset
     from tests.benchmark.factories import write_ground_truth
 
-    benchmark = ensure_medvidbench()
+    benchmark = ensure_plugin_benchmark("medvidbench")
     benchmark.judge_auto_start = False
     benchmark.save()
     import_testset(benchmark, write_ground_truth(tmp_path / "gt.json", records))

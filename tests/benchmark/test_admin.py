@@ -6,7 +6,7 @@ import pytest
 from django.urls import reverse
 
 from benchmark.models import TestSet
-from benchmark.services import ensure_medvidbench
+from benchmark.services import ensure_plugin_benchmark
 from core.models import AuditEvent
 from tests.benchmark.factories import BenchmarkFactory, TestSetFactory
 
@@ -68,7 +68,7 @@ def change_form_data(benchmark, **changes) -> dict[str, str]:
 
 
 def test_editing_a_benchmark_goes_through_the_service(admin_client, admin_user):
-    benchmark = ensure_medvidbench()
+    benchmark = ensure_plugin_benchmark("medvidbench")
     AuditEvent.objects.all().delete()
     url = reverse("admin:benchmark_benchmark_change", args=[benchmark.pk])
 
@@ -91,7 +91,7 @@ def test_editing_a_benchmark_goes_through_the_service(admin_client, admin_user):
 
 
 def test_a_browsers_crlf_line_ends_leave_the_texts_unchanged(admin_client):
-    benchmark = ensure_medvidbench()
+    benchmark = ensure_plugin_benchmark("medvidbench")
     rubric = benchmark.judge_rubric
     AuditEvent.objects.all().delete()
     crlf = {name: getattr(benchmark, name).replace("\n", "\r\n") for name in ("about", "citation")}
@@ -165,7 +165,7 @@ def test_a_test_set_is_read_only_in_the_admin(admin_client):
 
 
 def test_the_audit_trail_is_read_only_in_the_admin(admin_client):
-    ensure_medvidbench()
+    ensure_plugin_benchmark("medvidbench")
     event = AuditEvent.objects.get()
 
     assert admin_client.get(reverse("admin:core_auditevent_changelist")).status_code == 200

@@ -4,8 +4,9 @@ import dataclasses
 
 import pytest
 
-from benchmark.definitions import DEFINITIONS, MEDVIDBENCH, SCORING_DATA_DIR
+from benchmark.plugins import get_plugin
 from benchmark.scoring.tasks import JUDGE_METRICS, METRIC_NAMES, METRIC_TASK
+from plugins.medvidbench.definition import MEDVIDBENCH, SCORING_DATA_DIR
 
 pytestmark = pytest.mark.unit
 
@@ -61,8 +62,9 @@ def test_the_citation_is_one_bibtex_entry():
     assert MEDVIDBENCH.citation.count("{") == MEDVIDBENCH.citation.count("}")
 
 
-def test_definitions_are_keyed_by_slug():
-    assert DEFINITIONS == {"medvidbench": MEDVIDBENCH}
+def test_each_plugin_carries_its_definition():
+    assert get_plugin("medvidbench").definition is MEDVIDBENCH
+    assert MEDVIDBENCH.plugin == "medvidbench"
 
 
 def test_a_definition_defaults_to_mean_rank_and_refuses_an_order_it_cannot_rank():

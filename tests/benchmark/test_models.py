@@ -151,7 +151,7 @@ def test_a_prediction_length_limit_below_one_character_is_refused():
 
 
 def test_medvidbench_accepts_predictions_of_up_to_20000_characters():
-    from benchmark.definitions import MEDVIDBENCH
+    from plugins.medvidbench.definition import MEDVIDBENCH
 
     assert MEDVIDBENCH.max_prediction_chars == 20_000
     assert Benchmark.objects.create(slug="fresh", name="Fresh").max_prediction_chars == 20_000

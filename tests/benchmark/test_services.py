@@ -6,7 +6,6 @@ import pytest
 from django.core.exceptions import ImproperlyConfigured
 from django.db import connection
 
-from benchmark.definitions import MEDVIDBENCH
 from benchmark.enums import RankingMethod
 from benchmark.models import Benchmark, Metric, TestSet
 from benchmark.scoring import SCORER_VERSION
@@ -14,7 +13,7 @@ from benchmark.services import (
     _board_input_listeners,
     add_board_input_listener,
     ensure_benchmark,
-    ensure_medvidbench,
+    ensure_plugin_benchmark,
     import_testset,
     set_active_testset,
     update_benchmark,
@@ -23,6 +22,7 @@ from benchmark.services import (
 from core.audit import events_for
 from core.exceptions import InvalidRankingPolicy, InvalidTestSet
 from core.models import AuditEvent
+from plugins.medvidbench.definition import MEDVIDBENCH
 from tests.accounts.factories import UserFactory
 from tests.benchmark.factories import (
     BenchmarkFactory,
@@ -343,11 +343,11 @@ def test_activating_touches_only_its_own_benchmark():
     assert events_for(mine).get().data == {"from": None, "to": mine.version, "note": ""}
 
 
-# ensure_medvidbench -----------------------------------------------------------------------------
+# ensure_plugin_benchmark -----------------------------------------------------------------------------
 
 
 def test_ensure_medvidbench_creates_the_benchmark_with_ten_metrics_in_order():
-    benchmark = ensure_medvidbench()
+    benchmark = ensure_plugin_benchmark("medvidbench")
 
     assert list(Benchmark.objects.all()) == [benchmark]
     assert (benchmark.slug, benchmark.name, benchmark.is_public) == (
@@ -378,9 +378,9 @@ def test_ensure_medvidbench_creates_the_benchmark_with_ten_metrics_in_order():
 
 
 def test_ensure_medvidbench_twice_yields_one_benchmark_and_one_audit_row():
-    first = ensure_medvidbench()
+    first = ensure_plugin_benchmark("medvidbench")
 
-    second = ensure_medvidbench()
+    second = ensure_plugin_benchmark("medvidbench")
 
     assert second == first
     assert Benchmark.objects.count() == 1
@@ -391,16 +391,16 @@ def test_ensure_medvidbench_twice_yields_one_benchmark_and_one_audit_row():
 
 
 def test_ensure_medvidbench_keeps_maintainers_edits_unless_overwriting():
-    benchmark = ensure_medvidbench()
+    benchmark = ensure_plugin_benchmark("medvidbench")
     update_benchmark(benchmark, actor=None, about="Edited.", tie_method="dense")
     update_metric(benchmark.metrics.get(key="CVS_acc"), actor=None, label="CVS")
 
-    kept = ensure_medvidbench()
+    kept = ensure_plugin_benchmark("medvidbench")
 
     assert (kept.about, kept.tie_method) == ("Edited.", "dense")
     assert kept.metrics.get(key="CVS_acc").label == "CVS"
 
-    reset = ensure_medvidbench(overwrite=True)
+    reset = ensure_plugin_benchmark("medvidbench", overwrite=True)
 
     assert (reset.about, reset.tie_method) == (MEDVIDBENCH.about, "min")
     assert reset.metrics.get(key="CVS_acc").label == "CVS assessment accuracy"
@@ -412,11 +412,11 @@ def test_ensure_medvidbench_keeps_maintainers_edits_unless_overwriting():
 
 
 def test_ensure_medvidbench_restores_missing_metrics_and_protocol_fields():
-    benchmark = ensure_medvidbench()
+    benchmark = ensure_plugin_benchmark("medvidbench")
     benchmark.metrics.filter(key="RC_llm").delete()
     benchmark.metrics.filter(key="CVS_acc").update(task="tal", position=99)
 
-    ensure_medvidbench()
+    ensure_plugin_benchmark("medvidbench")
 
     assert list(benchmark.metrics.values_list("key", flat=True)) == MEDVIDBENCH_KEYS
     assert benchmark.metrics.get(key="CVS_acc").task == "cvs_assessment"
@@ -428,10 +428,10 @@ def test_ensure_medvidbench_restores_missing_metrics_and_protocol_fields():
 
 
 def test_ensure_medvidbench_does_not_republish_a_hidden_benchmark():
-    benchmark = ensure_medvidbench()
+    benchmark = ensure_plugin_benchmark("medvidbench")
     update_benchmark(benchmark, actor=None, is_public=False)
 
-    assert ensure_medvidbench(overwrite=True).is_public is False
+    assert ensure_plugin_benchmark("medvidbench", overwrite=True).is_public is False
 
 
 # update_benchmark, update_metric ----------------------------------------------------------------
@@ -478,7 +478,7 @@ def test_update_benchmark_refuses_fixed_fields(field):
 
 
 def test_update_metric_changes_only_presentation():
-    benchmark = ensure_medvidbench()
+    benchmark = ensure_plugin_benchmark("medvidbench")
     metric = benchmark.metrics.get(key="STG_mIoU")
 
     update_metric(metric, actor=None, display_decimals=2, label="STG mIoU")

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from benchmark.selectors import active_testset, load_scoring_testset
-from benchmark.services import ensure_medvidbench, import_testset
+from benchmark.services import ensure_plugin_benchmark, import_testset
 from judging.services import configure_endpoint
 from judging.standin import StandinJudge
 from submissions.services import SubmissionDetails, create_submission, score_evaluation
@@ -75,7 +75,7 @@ def standin():
 @pytest.fixture
 def judged_benchmark(private_dir, records, tmp_path, standin):
     """MedVidBench with the caption test set and the stand-in as its active judge endpoint."""
-    benchmark = ensure_medvidbench()
+    benchmark = ensure_plugin_benchmark("medvidbench")
     import_testset(benchmark, write_ground_truth(tmp_path / "gt.json", records))
     configure_endpoint(
         benchmark,

@@ -12,7 +12,7 @@ from django.conf import settings
 from django.db import connection
 
 from benchmark.selectors import clear_parsed_testsets
-from benchmark.services import ensure_medvidbench, import_testset
+from benchmark.services import ensure_plugin_benchmark, import_testset
 from submissions.demo import published_results
 from tests.benchmark.factories import BenchmarkFactory, small_ground_truth, write_ground_truth
 from tests.processes import stop_process_group
@@ -72,7 +72,7 @@ def medvidbench(private_dir, records, tmp_path):
     """MedVidBench as defined (its ten metrics, ranking policy and quota) with the small test
     set active. A test module that needs it everywhere overrides `benchmark` with it, which
     `predictions_for` and `perfect_predictions` then use too."""
-    benchmark = ensure_medvidbench()
+    benchmark = ensure_plugin_benchmark("medvidbench")
     import_testset(benchmark, write_ground_truth(tmp_path / "gt.json", records))
     return benchmark
 

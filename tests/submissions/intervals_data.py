@@ -17,7 +17,7 @@ from functools import cache
 import pytest
 
 from benchmark.demo_testset import generate_testset, make_predictions
-from benchmark.services import ensure_medvidbench, import_testset
+from benchmark.services import ensure_plugin_benchmark, import_testset
 from submissions.services import SubmissionDetails, create_submission, score_evaluation
 from tests.accounts.factories import UserFactory
 from tests.benchmark.factories import write_ground_truth
@@ -43,7 +43,7 @@ def predictions_file(kind: str = "noisy", seed: int = 0) -> bytes:
 
 @pytest.fixture
 def interval_benchmark(private_dir, tmp_path):
-    benchmark = ensure_medvidbench()
+    benchmark = ensure_plugin_benchmark("medvidbench")
     import_testset(benchmark, write_ground_truth(tmp_path / "intervals.json", interval_records()))
     benchmark.is_public = True
     benchmark.bootstrap_replicates = REPLICATES

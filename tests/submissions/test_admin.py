@@ -13,7 +13,7 @@ from django.test.utils import CaptureQueriesContext
 
 from accounts import roles
 from benchmark.selectors import active_testset
-from benchmark.services import ensure_medvidbench
+from benchmark.services import ensure_plugin_benchmark
 from core.models import AuditEvent
 from judging.models import JudgeJob
 from submissions import services
@@ -50,7 +50,7 @@ def values(**overrides):
 @pytest.fixture
 def medvidbench_definition():
     """MedVidBench with its metrics and policy, no test set."""
-    return ensure_medvidbench()
+    return ensure_plugin_benchmark("medvidbench")
 
 
 @pytest.fixture

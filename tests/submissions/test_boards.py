@@ -8,7 +8,7 @@ import pytest
 from django.utils import timezone
 
 from benchmark.enums import RankingScope, TieMethod
-from benchmark.services import ensure_medvidbench, update_benchmark, update_metric
+from benchmark.services import ensure_plugin_benchmark, update_benchmark, update_metric
 from core.exceptions import DomainError, InvalidTransition, VerificationRefused
 from core.models import AuditEvent
 from submissions import services, tasks
@@ -42,7 +42,7 @@ JUDGE = ("DVC_llm", "VS_llm", "RC_llm")
 @pytest.fixture
 def medvidbench_definition():
     """MedVidBench with its metrics and policy, no test set (imports need none)."""
-    return ensure_medvidbench()
+    return ensure_plugin_benchmark("medvidbench")
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from django.core.management.base import CommandError
 from accounts.roles import can_verify_entries
 from benchmark.demo_testset import DEMO_FILENAMES, NEW_MODEL
 from benchmark.models import Benchmark, TestSet
-from benchmark.services import ensure_medvidbench, import_testset
+from benchmark.services import ensure_plugin_benchmark, import_testset
 from core.models import AuditEvent
 from submissions.demo import (
     DEMO_ENTRIES,
@@ -105,7 +105,7 @@ def test_load_demo_builds_a_living_board_and_is_idempotent(
 
 def test_load_demo_refuses_to_replace_a_real_test_set(demo_dir, private_dir, tmp_path, records):
     real = write_ground_truth(tmp_path / "real.json", small_ground_truth()[:3])
-    import_testset(ensure_medvidbench(), real)
+    import_testset(ensure_plugin_benchmark("medvidbench"), real)
 
     with pytest.raises(CommandError, match="is not the demo test set"):
         call_command("load_demo", demo_dir=demo_dir, verbosity=0)

@@ -12,7 +12,6 @@ import random
 import numpy as np
 import pytest
 
-from benchmark.definitions import SCORING_DATA_DIR
 from benchmark.demo_testset import PREDICTION_KINDS, generate_testset, make_predictions
 from benchmark.scoring import METRIC_NAMES, evaluate, load_ground_truth, load_predictions
 from benchmark.scoring.contributions import (
@@ -31,6 +30,7 @@ from benchmark.scoring.judge import (
     with_judge,
 )
 from benchmark.scoring.tasks import AUTOMATIC_METRICS, CVS_ACC, JUDGE_METRICS, NAP_ACC, SA_ACC
+from plugins.medvidbench.definition import SCORING_DATA_DIR
 
 from .factories import gt_record, make_test_set
 

@@ -13,7 +13,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from benchmark.definitions import SCORING_DATA_DIR
 from benchmark.scoring import Task, evaluate
 from benchmark.scoring.judge import (
     JudgeItem,
@@ -26,6 +25,7 @@ from benchmark.scoring.judge import (
     with_judge,
 )
 from benchmark.scoring.tasks import DVC_F1, DVC_LLM, RC_LLM, TAG_MIOU_03, VS_LLM
+from plugins.medvidbench.definition import SCORING_DATA_DIR
 
 from .factories import gt_record, make_test_set
 
