@@ -26,6 +26,7 @@ from benchmark.plugins import (
 
 from . import demo, scoring
 from .definition import MEDSG
+from .rerun import rerun as medsg_rerun
 from .scoring import FLAT_METRIC_KEYS, TASKS, MedSGContributions, MedSGResult, MedSGTestSet
 
 SCORER_VERSION = "medsg-1"
@@ -108,6 +109,7 @@ class MedSGPlugin:
     definition = MEDSG
     scorer_version = SCORER_VERSION
     judge_step = False
+    rerun = medsg_rerun
     breakdown_label = "task"
     submission_options = (
         SubmissionOption(

@@ -21,6 +21,7 @@ from benchmark.scoring import contributions as medvidbench_contributions
 from benchmark.scoring.bootstrap import video_clusters
 from benchmark.scoring.evaluate import evaluate_with_contributions
 from benchmark.scoring.tasks import route_qa_type
+from plugins.medvidbench.rerun import rerun as medvidbench_rerun
 
 # An id longer than this is cut in a message (ids are short in practice).
 ID_SHOWN_CHARS = 60
@@ -31,6 +32,7 @@ class MedVidBenchPlugin:
     definition = MEDVIDBENCH
     scorer_version = scoring.SCORER_VERSION
     judge_step = True
+    rerun = medvidbench_rerun
     breakdown_label = "dataset"
     submission_options = ()
 
