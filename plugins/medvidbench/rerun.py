@@ -75,10 +75,20 @@ class MedVidBenchRerun:
     def questions(
         self, test_set: TestSet, root: Path, max_media: int, indexes: Iterable[int]
     ) -> Iterator[tuple[int, Callable[[], media.Content]]]:
+        # A clip's questions are asked one after another and send the same frames: the last
+        # clip's data URLs are kept (one clip, so memory stays small; a race between two
+        # workers only reads a clip twice).
+        last: dict[str, tuple[tuple[str, ...], list[str]]] = {}
         for sample in _samples(test_set, indexes):
 
             def build(sample: Sample = sample) -> media.Content:
-                return media.vision_content(sample.question, frame_urls(sample, root, max_media))
+                kept = last.get("clip")
+                if kept is not None and kept[0] == sample.frames:
+                    urls = kept[1]
+                else:
+                    urls = frame_urls(sample, root, max_media)
+                    last["clip"] = (sample.frames, urls)
+                return media.vision_content(sample.question, urls)
 
             yield sample.index, build
 
