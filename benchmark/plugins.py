@@ -3,9 +3,10 @@
 A benchmark is data (its `Benchmark` row, metrics, test sets) plus a plugin: one object that
 reads and checks its test-set files, checks a predictions file against a test set with row-level
 problems, scores it into the platform's result shape (metrics by key, per-group breakdowns, a
-format report) with the per-sample contributions the intervals need, and says which extra
-choices a submission declares (MedSG-Bench's box convention). `Benchmark.plugin` names the
-plugin by its key.
+format report) with the per-sample contributions the intervals need, says which extra
+choices a submission declares (MedSG-Bench's box convention), and how its model is re-run for
+verification (`Rerun`: the media and question of each item, the answers as a file).
+`Benchmark.plugin` names the plugin by its key.
 
 Plugins are found through Python entry points in the group `podium.benchmarks`, as pytest finds
 its plugins: a benchmark can ship as its own package declaring
@@ -21,7 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from importlib.metadata import entry_points
@@ -192,6 +193,56 @@ class Judge(Protocol):
 
 
 @runtime_checkable
+class Rerun(Protocol):
+    """What the verification re-run needs of a benchmark (docs/verification.md): which media
+    files each item sends and whether they are on disk, each item's question as one user
+    message (OpenAI's vision format, `benchmark.media`), and the model's answers as a
+    predictions file in the benchmark's own format, which the platform then checks and scores
+    with `check_predictions` and `score` like any upload.
+
+    `root` is the benchmark's media folder on the server (`verifying.config.media_root`) and
+    `max_media` the benchmark's `rerun_max_frames` copied onto the job; `indexes` are test-set
+    positions (None: every item).
+    """
+
+    # Where the media are under PODIUM_FRAMES_DIR: in a folder of their own named by the
+    # benchmark's slug (True), or at the top (MedVidBench's frames, placed there before there
+    # were plugins).
+    media_in_slug_folder: bool
+    # What one media file is called in messages ("frame", "image").
+    media_label: str
+
+    def media_paths(
+        self, test_set: Any, max_media: int, indexes: Iterable[int] | None = None
+    ) -> list[str]:
+        """The media paths (relative to `root`) a re-run of `indexes` sends, in test-set
+        order, each once."""
+        ...
+
+    def missing_media(
+        self, test_set: Any, root: Path, max_media: int, indexes: Iterable[int] | None = None
+    ) -> list[str]:
+        """The media paths a re-run of `indexes` would send that are not files under `root`
+        (a path leading outside it counts as missing), in test-set order."""
+        ...
+
+    def questions(
+        self, test_set: Any, root: Path, max_media: int, indexes: Iterable[int]
+    ) -> Iterator[tuple[int, Callable[[], list[dict[str, Any]]]]]:
+        """(index, build) for each of `indexes`, in order: `build()` reads the item's media
+        and returns one user message's content (`OSError` when a file cannot be read); it is
+        called only when the question is about to be sent."""
+        ...
+
+    def predictions_file(
+        self, test_set: Any, answers: Mapping[int, str], options: Mapping[str, str]
+    ) -> bytes:
+        """The model's answers (index -> text; an item without one answered "") as a
+        predictions file in the benchmark's format, every row in test-set order."""
+        ...
+
+
+@runtime_checkable
 class BenchmarkPlugin(Protocol):
     """The protocol every benchmark plugin implements (docs/adding-a-benchmark.md).
 
@@ -209,6 +260,9 @@ class BenchmarkPlugin(Protocol):
     # is complete once scored.
     judge_step: bool
     judge: Judge | None
+    # The verification re-run (`Rerun`); None for a benchmark whose model cannot be re-run
+    # (verifying refuses to start one).
+    rerun: Rerun | None
 
     def read_test_set(self, data: bytes) -> Any:
         """The parsed test set, or GroundTruthError."""

@@ -7,8 +7,9 @@ each step looks for what it would create first. Never run it against a real depl
 refuses to import the synthetic test set over a different active one.
 
 Apps above this one add their part of the demo through a hook (`add_demo_hook`, called at the
-end of `load_demo` with a `DemoLoaded`): `verifying` writes the demo frames and registers the
-stand-in model's endpoint for the demo entries.
+end of `load_demo` with a `DemoLoaded`, and again for each plugin's demo with its `files`):
+`verifying` puts the media a re-run sends in place and registers the stand-in model's endpoint
+for the demo entries.
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ from django.utils import timezone
 from accounts.roles import ensure_maintainers_group
 from benchmark.demo_testset import DEMO_FILENAMES, write_demo_files
 from benchmark.models import Benchmark
-from benchmark.plugins import BenchmarkPlugin, plugins
+from benchmark.plugins import BenchmarkPlugin, DemoFiles, plugins
+from benchmark.plugins import DemoEntry as PluginDemoEntry
 from benchmark.selectors import active_testset
 from benchmark.services import ensure_benchmark, ensure_plugin_benchmark, import_testset
 from core.exceptions import DomainError
@@ -89,13 +91,16 @@ DEMO_ENTRIES = (
 @dataclass(frozen=True)
 class DemoLoaded:
     """What a demo hook is given: the benchmark, where the demo files are, every demo entry
-    with its submission, the stand-in model's base URL ("" for none) and the log."""
+    with its submission, the stand-in model's base URL ("" for none) and the log. For a
+    plugin's demo (`load_plugin_demo`) `files` is what its `write_demo` wrote and the entries
+    are the plugin's `DemoEntry`s; None for MedVidBench's, whose entries are `DEMO_ENTRIES`."""
 
     benchmark: Benchmark
     demo_dir: Path
-    entries: list[tuple[DemoEntry, Submission]]
+    entries: list[tuple[DemoEntry, Submission]] | list[tuple[PluginDemoEntry, Submission]]
     standin_model_url: str
     log: Callable[[str], Any]
+    files: DemoFiles | None = None
 
 
 _demo_hooks: list[Callable[[DemoLoaded], None]] = []
@@ -219,17 +224,29 @@ def load_demo(
         hook(loaded)
     for key, plugin in sorted(plugins().items()):
         if key != benchmark.plugin:  # MedVidBench's demo is the one above
-            load_plugin_demo(plugin, demo_dir / key, user=user, log=log)
+            load_plugin_demo(
+                plugin,
+                demo_dir / key,
+                user=user,
+                log=log,
+                standin_model_url=standin_model_url,
+            )
     return DemoSummary(benchmark, imported, submitted, official, len(rows) - official)
 
 
 def load_plugin_demo(
-    plugin: BenchmarkPlugin, demo_dir: Path, *, user: Any, log: Callable[[str], Any]
+    plugin: BenchmarkPlugin,
+    demo_dir: Path,
+    *,
+    user: Any,
+    log: Callable[[str], Any],
+    standin_model_url: str = "",
 ) -> Benchmark | None:
     """A plugin's demo (`write_demo`, `published_rows`): its benchmark, the synthetic test set,
     the published rows as imported baselines and the example entries, submitted by `user` and
-    scored here, as `load_demo` does for MedVidBench. Idempotent. None for a plugin without a
-    demo. Refuses (DomainError) to replace an active test set that is not the demo's."""
+    scored here, as `load_demo` does for MedVidBench, then the demo hooks with the plugin's
+    files. Idempotent. None for a plugin without a demo. Refuses (DomainError) to replace an
+    active test set that is not the demo's."""
     files = plugin.write_demo(demo_dir)
     if files is None:
         return None
@@ -283,6 +300,16 @@ def load_plugin_demo(
         submitted += 1
     recompute_board(benchmark)
     log(f"{benchmark.name}: {imported} published results imported, {submitted} entries scored.")
+    entries = [
+        (
+            entry,
+            Submission.objects.get(benchmark=benchmark, owner=user, model_name=entry.model_name),
+        )
+        for entry in files.entries
+    ]
+    loaded = DemoLoaded(benchmark, demo_dir, entries, standin_model_url, log, files=files)
+    for hook in _demo_hooks:
+        hook(loaded)
     return benchmark
 
 

@@ -1,5 +1,5 @@
 """A re-run's timing and retry settings: its own `PODIUM_RERUN_*` where set, else the judge's
-(a re-run is driven by the same machinery as a judge job), and where the frames are."""
+(a re-run is driven by the same machinery as a judge job), and where the media it sends are."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from typing import Any
 
 from django.conf import settings
 
+from benchmark.plugins import Rerun
 from judging.client import Backoff, Outage
 from judging.services import outage_limit_seconds as judge_outage_limit_seconds
 from judging.services import outage_probe_seconds as judge_outage_probe_seconds
@@ -53,3 +54,11 @@ def outage(endpoint_name: str) -> Outage:
 
 def frames_root() -> Path:
     return Path(settings.PODIUM_FRAMES_DIR)
+
+
+def media_root(benchmark: Any, rerun: Rerun) -> Path:
+    """Where a benchmark's re-run reads the media it sends: PODIUM_FRAMES_DIR/<slug>/, or
+    PODIUM_FRAMES_DIR itself for a plugin whose media are at the top (MedVidBench's frames,
+    there since before plugins existed); docs/verification.md."""
+    root = frames_root()
+    return root / benchmark.slug if rerun.media_in_slug_folder else root

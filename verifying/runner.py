@@ -14,8 +14,8 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
 
+from benchmark import media
 from judging.client import (
     DEFAULT_OUTAGE_LIMIT_SECONDS,
     Backoff,
@@ -27,8 +27,9 @@ from judging.client import (
     run_bounded,
 )
 
-# A question's message content, built only when it is about to be sent (frames are read then).
-Content = list[dict[str, Any]]
+# A question's message content (`benchmark.media`), built only when it is about to be sent (its
+# media are read then).
+Content = media.Content
 
 
 class ModelClient(ChatClient):

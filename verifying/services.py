@@ -4,20 +4,21 @@ discrepancy report, and verifying from it.
 
 A re-run's life mirrors a judge job's (`judging.services`): `start_rerun` builds one item per
 test sample and moves the entry from `access_granted` to `verifying`; `run_job` claims the job,
-checks that every frame it will send exists, sends the questions with bounded concurrency and
+checks that every media file it will send exists, sends the questions with bounded concurrency and
 stores each answer as it arrives; a worker runs for a time slice and queues the job again, and
 `reap_stale_reruns` hands out again (or fails) a job whose worker stopped beating. When no item
 is pending, `finish_job` writes the predictions file, scores it, judges its captions when the
-benchmark has a judge endpoint, and stores the metrics and the discrepancy report. A failed or
+benchmark has a judge step and a judge endpoint, and stores the metrics and the discrepancy
+report. What is benchmark-specific (the media and message of a question, the predictions file,
+checking and scoring it) is the benchmark plugin's (`plugin_for(benchmark)`, its `rerun`). A failed or
 cancelled job hands the entry back to `access_granted`. `verify_from_report` is the one click
 from a report to the Official board.
 """
 
 from __future__ import annotations
 
-import json
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,8 +27,8 @@ from django.db import transaction
 from django.db.models import Count, Q, Sum
 from django.utils import timezone
 
-from benchmark import scoring
-from benchmark.scoring.ground_truth import Sample
+from benchmark.plugins import BenchmarkPlugin, Rerun, plugin_for
+from benchmark.scoring.errors import PredictionsError
 from benchmark.scoring.judge import with_judge
 from benchmark.scoring.strict_json import without_refused_characters
 from benchmark.selectors import load_scoring_testset
@@ -40,8 +41,16 @@ from submissions.models import Submission
 from submissions.selectors import newest_scored_run
 from submissions.services import set_verification_status
 
-from . import endpoints, frames
-from .config import backoff, frames_root, heartbeat_seconds, max_runs, outage, stale_after
+from . import endpoints
+from .config import (
+    backoff,
+    frames_root,
+    heartbeat_seconds,
+    max_runs,
+    media_root,
+    outage,
+    stale_after,
+)
 from .enums import ACTIVE_RERUN_STATES, ItemState, RerunStatus
 from .evidence import verify_from_report
 from .models import ModelEndpoint, RerunItem, RerunJob
@@ -55,7 +64,18 @@ logger = logging.getLogger(__name__)
 __all__ = ["build_report", "frames_root", "verify_from_report"]
 
 BULK_BATCH = 1000
-MISSING_FRAMES_SHOWN = 5
+MISSING_MEDIA_SHOWN = 5
+
+
+def benchmark_rerun(benchmark: Any) -> tuple[BenchmarkPlugin, Rerun]:
+    """The benchmark's plugin and its re-run, or `DomainError` when its model cannot be
+    re-run (a plugin without one; `getattr`: a plugin written before re-runs were part of the
+    protocol has no attribute at all)."""
+    plugin = plugin_for(benchmark)
+    rerun = getattr(plugin, "rerun", None)
+    if rerun is None:
+        raise DomainError(f"{benchmark.name}'s plugin cannot re-run a model for verification.")
+    return plugin, rerun
 
 
 # --- endpoints ---------------------------------------------------------------------------------
@@ -100,6 +120,7 @@ def start_rerun(
             "The model endpoint's API key was entered for another address; it is never sent "
             "elsewhere. The entry's owner (or a superuser) enters it again for this one."
         )
+    benchmark_rerun(submission.benchmark)
     with transaction.atomic():
         submission = Submission.objects.select_for_update().get(pk=submission.pk)
         if submission.verification_status != VerificationStatus.ACCESS_GRANTED:
@@ -121,7 +142,7 @@ def start_rerun(
             items_total=len(test_set),
         )
         RerunItem.objects.bulk_create(
-            [RerunItem(job=job, sample_index=sample.index) for sample in test_set.samples],
+            [RerunItem(job=job, sample_index=index) for index in range(len(test_set))],
             batch_size=BULK_BATCH,
         )
         set_verification_status(
@@ -225,70 +246,60 @@ def run_job(
     on_progress: Callable[[Progress], None] | None = None,
 ) -> RerunJob | None:
     """Work on a job until no item is pending (then finish it) or `time_budget` seconds have
-    passed (then hand it back to the queue). Before anything is sent, every frame the pending
-    items need must exist, else the job fails naming the first missing paths. Safe to call
+    passed (then hand it back to the queue). Before anything is sent, every media file the
+    pending items need must exist, else the job fails naming the first missing paths. Safe to call
     twice: a job another live worker holds, or a finished one, is left alone. Returns the job,
     or None if it was not claimed."""
     job = _claim(job_id)
     if job is None:
         return None
     try:
+        _, rerun = benchmark_rerun(job.submission.benchmark)
         test_set = load_scoring_testset(job.test_set)
         pending = list(job.items.filter(state=ItemState.PENDING).order_by("sample_index"))
-        samples = [test_set.samples[item.sample_index] for item in pending]
-        missing = frames.missing_frames(samples, frames_root(), job.max_frames)
+        root = media_root(job.submission.benchmark, rerun)
+        indexes = [item.sample_index for item in pending]
+        missing = rerun.missing_media(test_set, root, job.max_frames, indexes)
         if missing:
-            return _fail_job(job, missing_frames_message(missing))
+            return _fail_job(job, missing_media_message(missing, rerun.media_label, root))
         progress = _save_progress(job)
         if on_progress:
             on_progress(progress)
         complete = True
         if pending:
-            complete = _send(job, test_set, pending, time_budget, on_progress)
+            questions = rerun.questions(test_set, root, job.max_frames, indexes)
+            complete = _send(job, questions, pending, time_budget, on_progress)
         if not complete:
             if _still_running(job):
                 _save_progress(job)
                 lifecycle.end_slice(RERUN_JOBS, job.pk)
             return job
         return finish_job(job)
-    except EndpointError as error:
+    except (EndpointError, DomainError) as error:
         return _fail_job(job, str(error))
     except Exception:
         logger.exception("re-run %s failed", job.pk)
         return _fail_job(job, "An internal error stopped the re-run; start it again.")
 
 
-def missing_frames_message(missing: list[str]) -> str:
-    shown = ", ".join(missing[:MISSING_FRAMES_SHOWN])
+def missing_media_message(missing: list[str], label: str, root: Path) -> str:
+    """ "2 frame files are missing under the frames folder (ROOT): a, b. ..." (the first
+    `MISSING_MEDIA_SHOWN`, the rest counted)."""
+    shown = ", ".join(missing[:MISSING_MEDIA_SHOWN])
     more = (
-        f" and {len(missing) - MISSING_FRAMES_SHOWN} more"
-        if len(missing) > MISSING_FRAMES_SHOWN
+        f" and {len(missing) - MISSING_MEDIA_SHOWN} more"
+        if len(missing) > MISSING_MEDIA_SHOWN
         else ""
     )
     return (
-        f"{len(missing)} frame files are missing under the frames folder "
-        f"({frames_root()}): {shown}{more}. Nothing was sent to the model."
+        f"{len(missing)} {label} files are missing under the {label}s folder "
+        f"({root}): {shown}{more}. Nothing was sent to the model."
     )
-
-
-def _questions(
-    job: RerunJob, test_set: scoring.TestSet, pending: list[RerunItem]
-) -> Iterator[tuple[int, Callable[[], Content]]]:
-    root = frames_root()
-    for item in pending:
-        sample = test_set.samples[item.sample_index]
-
-        def build(sample: Sample = sample) -> Content:
-            return frames.vision_content(
-                sample.question, frames.frame_urls(sample, root, job.max_frames)
-            )
-
-        yield item.sample_index, build
 
 
 def _send(
     job: RerunJob,
-    test_set: scoring.TestSet,
+    questions: Iterable[tuple[int, Callable[[], Content]]],
     pending: list[RerunItem],
     time_budget: float | None,
     on_progress: Callable[[Progress], None] | None,
@@ -316,7 +327,7 @@ def _send(
 
     try:
         return answer_many(
-            _questions(job, test_set, pending),
+            questions,
             client=client,
             on_answers=on_answers,
             concurrency=config.concurrency,
@@ -373,30 +384,36 @@ def _still_running(job: RerunJob) -> bool:
 
 
 def finish_job(job: RerunJob) -> RerunJob:
-    """Collect the answers as a predictions file (rows {id, qa_type, prediction} in test-set
-    order), score it, judge its captions when the benchmark has a usable judge endpoint (else
-    the judge metrics stay None: "pending"), build the discrepancy report and end the job."""
+    """Collect the answers as a predictions file in the benchmark's format (its plugin's
+    `rerun.predictions_file`, in test-set order), check and score it with the plugin in the
+    convention the entry declared (its `options`, e.g. MedSG-Bench's box format), judge its
+    captions when the benchmark has a judge step and a usable judge endpoint (else the judge
+    metrics stay None: "pending"), build the discrepancy report and end the job. A file the
+    plugin refuses fails the job with the plugin's problems."""
     progress = _save_progress(job, heartbeat=False)
+    submission = job.submission
+    plugin, rerun = benchmark_rerun(submission.benchmark)
+    options = dict(submission.options or {})
     test_set = load_scoring_testset(job.test_set)
     answers = dict(job.items.values_list("sample_index", "answer"))
-    # A model may answer with control characters the strict reader refuses in any file (a
-    # terminal colour code, say): they are dropped here, so the platform's own file is read.
-    rows = [
-        {
-            "id": sample.id,
-            "qa_type": sample.qa_type,
-            "prediction": without_refused_characters(answers.get(sample.index, "")),
-        }
-        for sample in test_set.samples
-    ]
-    raw = json.dumps(rows, ensure_ascii=False).encode()
-    relative = Path("reruns") / job.submission.benchmark.slug / f"rerun-{job.pk}.json"
+    raw = rerun.predictions_file(test_set, answers, options)
+    relative = Path("reruns") / submission.benchmark.slug / f"rerun-{job.pk}.json"
     write_private_file(relative, raw)
-    predictions = scoring.load_predictions(raw, test_set)
-    result = scoring.evaluate(test_set, predictions)
-    outcome, judge_note = judge_captions(job, test_set, predictions)
-    if outcome is not None:
-        result = with_judge(result, outcome)
+    try:
+        predictions = plugin.check_predictions(
+            raw, test_set, options=options, max_prediction_chars=None
+        )
+    except PredictionsError as error:
+        problems = "; ".join(str(problem) for problem in error.problems[:MISSING_MEDIA_SHOWN])
+        return _fail_job(job, f"The re-run's answers are not a file the scorer reads: {problems}.")
+    result, _ = plugin.score(test_set, predictions, options=options)
+    if plugin.judge_step:
+        # The judge of a re-run is MedVidBench's captions' (report.judge_captions).
+        outcome, judge_note = judge_captions(job, test_set, predictions)
+        if outcome is not None:
+            result = with_judge(result, outcome)
+    else:
+        judge_note = f"{submission.benchmark.name} has no judge step: every metric is scored."
     report = build_report(job.submission, result.metrics, failed_items=progress.failed)
     report["judge"] = judge_note
     with transaction.atomic():

@@ -3,8 +3,8 @@ requests from a lookup table, for tests and demos of the re-run.
 
 The re-run talks to it exactly as to a real model (the `openai` client, over HTTP). A request's
 key is `request_key(text, image_urls)`: the sha256 of its text parts and all its image data
-URLs, so a test can build the table from a submission's predictions and the frames it expects
-to be sent; an unknown key gets `DEFAULT_ANSWER`. The re-run itself never uses `request_key`.
+URLs (`content_key` of a message's content), so a test can build the table from a submission's
+predictions and the media it expects to be sent; an unknown key gets `DEFAULT_ANSWER`. The re-run itself never uses `request_key`.
 Fault switches: `latency` (seconds per request) and `fail_first` (the first n requests of each
 key get a 500). `authorizations` records every request's Authorization header, so a test can
 see which key reached it. Stdlib only, no Django, like `judging.standin`.
@@ -38,6 +38,17 @@ def request_key(text: str, image_urls: Sequence[str]) -> str:
         digest.update(b"\n")
         digest.update(url.encode())
     return digest.hexdigest()
+
+
+def content_key(content: str | Sequence[Mapping[str, Any]]) -> str:
+    """The key of a request whose last user message has `content` (a string, or parts in the
+    vision format), as the server computes it: its text parts joined by newlines, and its image
+    URLs in order."""
+    if isinstance(content, str):
+        return request_key(content, ())
+    texts = [part["text"] for part in content if part.get("type") == "text"]
+    images = [part["image_url"]["url"] for part in content if part.get("type") == "image_url"]
+    return request_key("\n".join(texts), images)
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 re-run would send, so the platform's re-run of a model (verifying) can be tried without the
 real videos.
 
-Which frames a re-run sends is the verifying app's rule (`verifying.frames.sampled_indices`):
+Which frames a re-run sends is the verifying app's rule (`plugins.medvidbench.rerun.sampled_indices`):
 evenly spaced indices including the first and the last. It is repeated here because the
 benchmark app may not import a higher one; tests/verifying holds the two together. Each image is
 4 x 4 pixels whose colours are a hash of its clip's frame paths: deterministic, unique per clip,

@@ -26,6 +26,7 @@ from benchmark.plugins import (
 
 from . import demo, scoring
 from .definition import MEDSG
+from .rerun import rerun as medsg_rerun
 from .scoring import FLAT_METRIC_KEYS, TASKS, MedSGContributions, MedSGResult, MedSGTestSet
 
 SCORER_VERSION = "medsg-1"
@@ -109,6 +110,7 @@ class MedSGPlugin:
     scorer_version = SCORER_VERSION
     judge_step = False
     judge = None
+    rerun = medsg_rerun
     breakdown_label = "task"
     submission_options = (
         SubmissionOption(

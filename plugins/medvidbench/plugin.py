@@ -21,6 +21,7 @@ from benchmark.scoring.bootstrap import video_clusters
 from benchmark.scoring.evaluate import evaluate_with_contributions
 from benchmark.scoring.tasks import route_qa_type
 from plugins.medvidbench.definition import MEDVIDBENCH
+from plugins.medvidbench.rerun import rerun as medvidbench_rerun
 
 from .judge import MedVidBenchJudge
 
@@ -34,6 +35,7 @@ class MedVidBenchPlugin:
     scorer_version = scoring.SCORER_VERSION
     judge_step = True
     judge = MedVidBenchJudge()
+    rerun = medvidbench_rerun
     breakdown_label = "dataset"
     submission_options = ()
 

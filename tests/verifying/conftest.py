@@ -8,6 +8,7 @@ import pytest
 
 from benchmark.demo_testset.frames import write_frames
 from benchmark.selectors import active_testset, load_scoring_testset
+from plugins.medvidbench.rerun import frame_urls
 from submissions.enums import VerificationStatus
 from submissions.services import (
     SubmissionDetails,
@@ -18,7 +19,6 @@ from submissions.services import (
 from tests.accounts.factories import UserFactory
 from tests.benchmark.factories import small_ground_truth
 from tests.submissions.conftest import *  # noqa: F403  (private_dir, medvidbench, ...)
-from verifying import frames
 from verifying.services import register_endpoint
 from verifying.standin import StandinModel, request_key
 
@@ -103,7 +103,7 @@ def answer_table(submission, root, max_frames=8):
     parsed = load_scoring_testset(active_testset(submission.benchmark))
     rows = json.loads(submission.predictions_path.read_bytes())
     return {
-        request_key(sample.question, frames.frame_urls(sample, root, max_frames)): row["prediction"]
+        request_key(sample.question, frame_urls(sample, root, max_frames)): row["prediction"]
         for sample, row in zip(parsed.samples, rows, strict=True)
     }
 

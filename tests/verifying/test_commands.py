@@ -8,8 +8,9 @@ from cryptography.fernet import Fernet
 from django.core.management import CommandError, call_command
 
 from benchmark.scoring import load_ground_truth
+from plugins.medvidbench import rerun as frames
 from submissions.enums import VerificationStatus
-from verifying import frames, services
+from verifying import services
 from verifying.endpoints import register_endpoint
 from verifying.enums import RerunStatus
 from verifying.models import RerunJob
@@ -47,7 +48,7 @@ def test_the_demo_generator_writes_every_frame_a_rerun_sends(tmp_path):
 
     test_set = load_ground_truth(tmp_path / "ground_truth.json")
     assert all(sample.frames for sample in test_set.samples)
-    assert frames.missing_frames(test_set.samples, tmp_path / "frames", 8) == []
+    assert frames.rerun.missing_media(test_set, tmp_path / "frames", 8) == []
     sizes = [path.stat().st_size for path in (tmp_path / "frames").rglob("*.jpg")]
     assert max(sizes) < 200
 

@@ -8,12 +8,14 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
+from benchmark.plugins import get_plugin, plugin_for
 from benchmark.scoring import load_ground_truth
 from benchmark.selectors import active_testset, load_scoring_testset
 from core.models import AuditEvent
+from plugins.medvidbench import rerun as frames
 from submissions.enums import VerificationStatus
 from tests.submissions.test_demo import demo_dir  # noqa: F401  (a fixture)
-from verifying import frames, services
+from verifying import services
 from verifying.demo import FRAMES_STAMP, answer_tables
 from verifying.enums import RerunStatus
 from verifying.models import ModelEndpoint
@@ -24,9 +26,11 @@ pytestmark = [pytest.mark.integration, pytest.mark.django_db]
 MODEL_URL = "http://127.0.0.1:8766/v1"
 
 
-def endpoints():
+def endpoints(slug="medvidbench"):
+    """The model endpoints of a benchmark's entries (MedSG-Bench's demo entries get theirs
+    too: tests/verifying/test_medsg_rerun.py)."""
     return sorted(
-        ModelEndpoint.objects.values_list(
+        ModelEndpoint.objects.filter(submission__benchmark__slug=slug).values_list(
             "submission__model_name", "base_url", "model", "is_active"
         )
     )
@@ -41,7 +45,7 @@ def test_load_demo_writes_the_frames_and_registers_the_standin_model_once(
 
     root = settings.PODIUM_FRAMES_DIR
     test_set = load_ground_truth(demo_dir / "ground_truth.json")
-    assert frames.missing_frames(test_set.samples, root, 8) == []
+    assert frames.rerun.missing_media(test_set, root, 8) == []
     assert (root / FRAMES_STAMP).read_text().endswith(" max_frames=8\n")
     # The demo entries meant for the boards, each with the stand-in model of its file.
     assert endpoints() == [
@@ -80,7 +84,11 @@ def playback(submission, root):
     """The stand-in's tables for one model that plays back the entry's own file."""
     test_set = load_scoring_testset(active_testset(submission.benchmark))
     return answer_tables(
-        test_set, {"standin-entry": submission.predictions_path.read_bytes()}, root, 8
+        plugin_for(submission.benchmark),
+        test_set,
+        {"standin-entry": submission.predictions_path.read_bytes()},
+        root,
+        8,
     )
 
 
@@ -134,7 +142,8 @@ def test_the_playback_answers_a_repeated_request_the_same_way(frames_dir, record
         {"id": sample.id, "qa_type": sample.qa_type, "prediction": f"answer {sample.index}"}
         for sample in test_set.samples
     ]
-    tables = answer_tables(test_set, {"m": json.dumps(rows).encode()}, frames_dir, 8)
+    plugin = get_plugin("medvidbench")
+    tables = answer_tables(plugin, test_set, {"m": json.dumps(rows).encode()}, frames_dir, 8)
     # Six questions, the last asked exactly as the first: five requests, the first answer.
     assert sorted(tables["m"].values()) == [f"answer {n}" for n in range(5)]
 

@@ -1,13 +1,15 @@
-"""The frame sampling rule (docs/verification.md), the data URLs, and the demo generator's
-frames folder holding exactly the frames a re-run sends."""
+"""MedVidBench's frame sampling rule (docs/verification.md; plugins/medvidbench/rerun.py), the
+data URLs and the message (benchmark/media.py), and the demo generator's frames folder holding
+exactly the frames a re-run sends."""
 
 import pytest
 
+from benchmark import media
 from benchmark.demo_testset import frames as demo_frames
 from benchmark.scoring.ground_truth import load_ground_truth
+from plugins.medvidbench import rerun as frames
 from tests.benchmark.factories import small_ground_truth
 from tests.verifying.conftest import with_frames
-from verifying import frames
 
 pytestmark = pytest.mark.unit
 
@@ -40,7 +42,7 @@ def test_the_demo_frames_folder_has_every_sent_frame_one_content_per_clip(tmp_pa
     test_set = load_ground_truth(records)
 
     assert written == 5 * 8
-    assert frames.missing_frames(test_set.samples, tmp_path, 8) == []
+    assert frames.rerun.missing_media(test_set, tmp_path, 8) == []
     clips = [frames.frame_urls(sample, tmp_path, 8) for sample in test_set.samples]
     # Every frame of a clip is the clip's one PNG (hard links), and no two clips look alike.
     assert [len(set(urls)) for urls in clips] == [1, 1, 1, 1, 1]
@@ -84,12 +86,12 @@ def test_a_frame_path_outside_the_root_counts_as_missing(tmp_path):
     (tmp_path / "outside.png").write_bytes(demo_frames.tiny_png("x"))
     root = tmp_path / "frames"
     root.mkdir()
-    sample = load_ground_truth(records).samples[0]
-    assert frames.missing_frames([sample], root, 8) == ["../outside.png"]
+    test_set = load_ground_truth(records)
+    assert frames.rerun.missing_media(test_set, root, 8, [0]) == ["../outside.png"]
 
 
 def test_the_message_is_every_frame_then_the_question():
-    assert frames.vision_content("Q?", ["data:a", "data:b"]) == [
+    assert media.vision_content("Q?", ["data:a", "data:b"]) == [
         {"type": "image_url", "image_url": {"url": "data:a"}},
         {"type": "image_url", "image_url": {"url": "data:b"}},
         {"type": "text", "text": "Q?"},

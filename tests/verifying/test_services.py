@@ -9,11 +9,12 @@ from django.urls import reverse
 from core.exceptions import DomainError, InvalidTransition
 from judging.services import configure_endpoint
 from judging.standin import StandinJudge
+from plugins.medvidbench import rerun as frames
 from submissions.enums import BoardKind, VerificationStatus
 from submissions.models import BoardEntry
 from submissions.services import recompute_board
 from tests.submissions.factories import scored_entry
-from verifying import frames, services
+from verifying import services
 from verifying.enums import ItemState, RerunStatus
 from verifying.models import RerunJob
 from verifying.standin import DEFAULT_ANSWER

@@ -74,6 +74,7 @@ class ToyPlugin:
     breakdown_label = "class"
     judge_step = False
     judge = None
+    rerun = None
     submission_options = (
         SubmissionOption(
             key=LABEL_CASE,

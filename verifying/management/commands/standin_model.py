@@ -2,9 +2,11 @@
 
 Runs the demo's stand-in model (verifying/demo.py) in the foreground: an OpenAI-compatible
 vision chat server that plays back the demo's predictions files, NOT a real model. It serves
-`standin-perfect`, `standin-noisy`, `standin-prose` and `standin-new`; each answers a test question, known by
-its text and its frames (read from PODIUM_FRAMES_DIR, as a re-run sends them), with the
-prediction its file has for it. Start it after `load_demo` has written the frames. Ctrl-C or
+`standin-perfect`, `standin-noisy`, `standin-prose` and `standin-new` for MedVidBench, and
+`standin-<plugin>-<file>` for each plugin demo's entries (MedSG-Bench's
+`standin-medsg-bench-pixel_near_perfect`, ...); each answers a test question, known by its text
+and its media (read from PODIUM_FRAMES_DIR, as a re-run sends them), with the prediction its
+file has for it. Start it after `load_demo` has written the frames and copied the images. Ctrl-C or
 SIGTERM stops it cleanly (exit 0).
 """
 
@@ -20,7 +22,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from benchmark.models import Benchmark
 from benchmark.scoring import ScoringInputError
-from verifying.demo import demo_answer_tables
+from verifying.demo import demo_answer_tables, plugin_demo_answer_tables
 from verifying.standin import StandinModel
 
 DEFAULT_MAX_FRAMES = Benchmark._meta.get_field("rerun_max_frames").default
@@ -67,6 +69,7 @@ class Command(BaseCommand):
         started = time.perf_counter()
         try:
             tables = demo_answer_tables(demo_dir, root, max_frames)
+            tables.update(plugin_demo_answer_tables(max_frames, log=self.stderr.write))
         except (OSError, ScoringInputError) as error:
             raise CommandError(
                 f"Cannot build the stand-in's answers ({error}); run `manage.py load_demo` first "
