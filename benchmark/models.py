@@ -18,6 +18,7 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
 from benchmark.enums import MetricDirection, RankingMethod, RankingScope, TieMethod
+from benchmark.plugins import Wording, plugin_for, wording_for
 from benchmark.scoring.judge import Rubric, RubricError
 from benchmark.scoring.ranking import ranking_order_problem
 
@@ -228,6 +229,18 @@ class Benchmark(models.Model):
     def metric_keys(self) -> list[str]:
         """The keys of the benchmark's metrics, in column order."""
         return [metric.key for metric in self.metrics.all()]
+
+    @property
+    def wording(self) -> Wording:
+        """How the pages name this benchmark's rows, groups and bootstrap draws (its plugin's
+        words: "samples" and "per dataset" for MedVidBench, "items" and "per task" for
+        MedSG-Bench)."""
+        return wording_for(plugin_for(self))
+
+    @property
+    def judge_step(self) -> bool:
+        """Whether a scored run waits for the LLM judge (its plugin says)."""
+        return plugin_for(self).judge_step
 
     @property
     def is_lexicographic(self) -> bool:
