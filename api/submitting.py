@@ -226,6 +226,13 @@ class EvaluationSerializer(serializers.Serializer):
     )
 
 
+class DeclaredOptionSerializer(serializers.Serializer):
+    key = serializers.CharField()
+    label = serializers.CharField()
+    value = serializers.CharField()
+    text = serializers.CharField()
+
+
 class SubmissionSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     url = serializers.CharField(help_text="This resource")
@@ -246,6 +253,16 @@ class SubmissionSerializer(serializers.Serializer):
     created_at = serializers.DateTimeField()
     evaluation = EvaluationSerializer(allow_null=True)
     judge = JudgeSerializer(allow_null=True)
+    options = serializers.DictField(
+        child=serializers.CharField(),
+        help_text="What the submission declared beside its file, by the benchmark's option "
+        "keys (MedSG-Bench: `box_format`, `zero_shot`); {} where the benchmark asks for none.",
+    )
+    declared = DeclaredOptionSerializer(
+        many=True,
+        help_text="The same declarations in words, in the benchmark's order: each option's "
+        "label, the stored value and the chosen choice's label (a declaration's statement).",
+    )
     duplicate_of = serializers.ListField(
         child=serializers.IntegerField(),
         help_text="Your earlier entries on this benchmark with a byte-identical file (it "
@@ -338,6 +355,11 @@ def _submission(request: Request, submission: Submission) -> dict[str, Any]:
         "created_at": submission.created_at,
         "evaluation": _evaluation(evaluation),
         "judge": _judge(evaluation, request.user),
+        "options": dict(submission.options or {}),
+        "declared": [
+            {"key": line.key, "label": line.label, "value": line.value, "text": line.text}
+            for line in selectors.declared_options(submission)
+        ],
         "duplicate_of": [earlier.pk for earlier in selectors.own_duplicates(submission)],
     }
 

@@ -18,6 +18,7 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
 from benchmark.enums import MetricDirection, RankingMethod, RankingScope, TieMethod
+from benchmark.plugins import Wording, plugin_for, wording_for
 from benchmark.scoring.ranking import ranking_order_problem
 from benchmark.scoring.rubric import Rubric, RubricError
 
@@ -207,8 +208,6 @@ class Benchmark(models.Model):
     def judge_task_labels(self) -> tuple[str, ...]:
         """The tasks the benchmark's judge writes prompts for (its plugin's), each of which the
         rubric must label."""
-        from benchmark.plugins import plugin_for  # the registry reads entry points: lazily
-
         judge = plugin_for(self).judge
         return tuple(judge.task_labels) if judge is not None else ()
 
@@ -239,6 +238,18 @@ class Benchmark(models.Model):
     def metric_keys(self) -> list[str]:
         """The keys of the benchmark's metrics, in column order."""
         return [metric.key for metric in self.metrics.all()]
+
+    @property
+    def wording(self) -> Wording:
+        """How the pages name this benchmark's rows, groups and bootstrap draws (its plugin's
+        words: "samples" and "per dataset" for MedVidBench, "items" and "per task" for
+        MedSG-Bench)."""
+        return wording_for(plugin_for(self))
+
+    @property
+    def judge_step(self) -> bool:
+        """Whether a scored run waits for the LLM judge (its plugin says)."""
+        return plugin_for(self).judge_step
 
     @property
     def is_lexicographic(self) -> bool:

@@ -140,6 +140,38 @@ class FileGuide:
     sources: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class Wording:
+    """How the pages name a benchmark's parts (`wording_for`): plain words a template puts
+    in its sentences, so no page says "samples" and "videos" of a benchmark of items."""
+
+    item: str  # one row of the test set: "sample" (MedVidBench), "item" (MedSG-Bench)
+    breakdown: str  # one breakdown group: "dataset", "task"
+    # What the bootstrap draws whole: "video" (a video's samples together), or "" when it
+    # draws the items one by one.
+    cluster: str
+
+    @property
+    def items(self) -> str:
+        return f"{self.item}s"
+
+    @property
+    def resampled(self) -> str:
+        """What the 95% intervals resample, for "the test set's ... resampled N times"."""
+        return f"{self.cluster}s" if self.cluster else self.items
+
+
+def wording_for(plugin: Any) -> Wording:
+    """The plugin's words. `item_label` and `cluster_label` are optional attributes of a
+    plugin (docs/adding-a-benchmark.md); without them the words are MedVidBench's, the
+    platform's first benchmark: a "sample", drawn a "video" at a time."""
+    return Wording(
+        item=getattr(plugin, "item_label", "sample"),
+        breakdown=plugin.breakdown_label,
+        cluster=getattr(plugin, "cluster_label", "video"),
+    )
+
+
 @runtime_checkable
 class ScoredResult(Protocol):
     """A scored file as the platform stores it: `metrics` by metric key (None: no value, a

@@ -15,6 +15,7 @@ from benchmark.selectors import active_testset, load_scoring_testset
 from core.exceptions import DomainError, InvalidName, InvalidPredictions
 
 from .names import clean_name, max_length, refuse_published_lookalike
+from .selectors.file_format import row_fields
 from .services import SubmissionDetails, check_upload_size, validate_predictions
 
 
@@ -127,7 +128,8 @@ class SubmissionForm(forms.Form):
     )
     predictions = forms.FileField(
         label="Predictions file",
-        help_text="JSON: one object per test item, in test-set order (see Your file).",
+        # Said in the benchmark's words in __init__ (its rows' fields, "sample" or "item").
+        help_text="JSON: one object per test sample, in test-set order.",
         widget=forms.ClearableFileInput(attrs={"accept": ".json,application/json"}),
     )
 
@@ -145,13 +147,30 @@ class SubmissionForm(forms.Form):
         if fields:
             ordered = {name: field for name, field in self.fields.items() if name != "predictions"}
             self.fields = {**ordered, **fields, "predictions": self.fields["predictions"]}
+        item, row = benchmark.wording.item, row_fields(benchmark)
+        shape = f"{{{', '.join(row)}}} object" if row else "object"
+        self.fields[
+            "predictions"
+        ].help_text = f"JSON: one {shape} per test {item}, in test-set order."
         # Set when the file was refused row by row: the summary at the top of the page.
         self.file_refusal: FileRefusal | None = None
 
+    def option_fields(self, kind: str) -> list[forms.BoundField]:
+        """The bound fields of the plugin's options of one kind ("choice": MedSG-Bench's box
+        convention, shown before the file it describes; "declaration": its zero-shot
+        statement, ticked after choosing the file), in the plugin's order."""
+        kinds = {
+            option.key: option.kind for option in plugin_for(self.benchmark).submission_options
+        }
+        return [self[key] for key in self.option_keys if kinds[key] == kind]
+
     @property
-    def option_fields(self) -> list[forms.BoundField]:
-        """The plugin's option fields, in its order, for the template (beside the file)."""
-        return [self[key] for key in self.option_keys]
+    def choice_options(self) -> list[forms.BoundField]:
+        return self.option_fields("choice")
+
+    @property
+    def declaration_options(self) -> list[forms.BoundField]:
+        return self.option_fields("declaration")
 
     def clean_predictions(self) -> UploadedFile:
         upload: UploadedFile = self.cleaned_data["predictions"]

@@ -281,8 +281,10 @@ def notify_evaluation_complete(evaluation_id: int) -> None:
         return
     submission = evaluation.submission
     entry = BoardEntry.objects.filter(submission=submission).first()
+    # A lexicographic board (MedSG-Bench) has no mean rank to quote.
+    mean_rank = "" if submission.benchmark.is_lexicographic else " (mean rank {:.2f})"
     where = (
-        f" It ranks {entry.rank} (mean rank {entry.mean_rank:.2f})."
+        f" It ranks {entry.rank}{mean_rank.format(entry.mean_rank)}."
         if entry is not None and submission.publish
         else ""
     )

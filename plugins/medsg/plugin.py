@@ -85,10 +85,13 @@ class Scored:
                 key: {task: scores[key] for task, scores in per_task.items()}
                 for key in ("IoU", "ACC@0.5")
             },
+            # What each value is over: every item for the averages, a task's items for its
+            # own column (IoU_<task>).
             "counts": {
-                key: {"scored": self.records, "total": self.records}
+                key: {"scored": count, "total": count}
                 for key, value in metrics.items()
                 if value is not None
+                for count in [totals.get(key.removeprefix("IoU_"), self.records)]
             },
             "parsed": {
                 task: {
@@ -112,6 +115,10 @@ class MedSGPlugin:
     judge = None
     rerun = medsg_rerun
     breakdown_label = "task"
+    # The pages' words (benchmark.plugins.wording_for): an "item" of the test set, and the
+    # bootstrap draws items one by one (replicate_clusters), not a video at a time.
+    item_label = "item"
+    cluster_label = ""
     submission_options = (
         SubmissionOption(
             key=BOX_FORMAT,

@@ -22,7 +22,13 @@ from ..enums import BoardKind, EvaluationStatus, VerificationStatus
 from ..maintenance import PRESENTATION_FIELDS
 from ..models import Evaluation, Submission
 from ..next_step import next_step
-from ..selectors import SubmissionStatus, latest_evaluation, submission_status
+from ..selectors import (
+    SubmissionStatus,
+    declared_options,
+    group_order,
+    latest_evaluation,
+    submission_status,
+)
 from ..services import set_verification_status
 from .filters import BoardFilter, LatestRunFilter, TopUnverifiedFilter
 from .forms import REASON_PAGE, MaintainerActionForm, ReasonForm, SubmissionAdminForm
@@ -107,7 +113,14 @@ class SubmissionAdmin(EntryViewersOnly, admin.ModelAdmin):
         ("Shown on the board", {"fields": list(PRESENTATION_FIELDS)}),
         (
             "Predictions",
-            {"fields": ["predictions_file", "predictions_sha256", "predictions_size"]},
+            {
+                "fields": [
+                    "predictions_file",
+                    "predictions_sha256",
+                    "predictions_size",
+                    "declared_options",
+                ]
+            },
         ),
         (
             "Verification",
@@ -294,7 +307,7 @@ class SubmissionAdmin(EntryViewersOnly, admin.ModelAdmin):
             )
         return html_table(["Metric", "", "Value", "Scored"], rows)
 
-    @admin.display(description="Per dataset")
+    @admin.display(description="Per dataset or task (the benchmark's breakdown)")
     def per_dataset_table(self, submission: Submission) -> str:
         evaluation = self._status(submission).evaluation
         per_dataset = ((evaluation.result or {}).get("per_dataset") or {}) if evaluation else {}
@@ -302,12 +315,25 @@ class SubmissionAdmin(EntryViewersOnly, admin.ModelAdmin):
         shown = [key for key in metrics if per_dataset.get(key)]
         if not shown:
             return "None."
-        datasets = sorted({name for key in shown for name in per_dataset[key]})
+        datasets = group_order(
+            {name for key in shown for name in per_dataset[key]}, submission.benchmark.metrics.all()
+        )
         rows = [
             (dataset, *(full_precision(per_dataset[key].get(dataset)) for key in shown))
             for dataset in datasets
         ]
-        return html_table(["Dataset", *shown], rows)
+        return html_table([submission.benchmark.wording.breakdown.capitalize(), *shown], rows)
+
+    @admin.display(description="Declared with the file")
+    def declared_options(self, submission: Submission) -> str:
+        """The benchmark plugin's options as the submission declared them (MedSG-Bench's box
+        convention and zero-shot declaration)."""
+        lines = declared_options(submission)
+        if not lines:
+            return "None (the benchmark asks for none)."
+        return html_table(
+            ["Option", "Value", "Meaning"], [(o.label, o.value, o.text) for o in lines]
+        )
 
     @admin.display(description="Format report")
     def format_report(self, submission: Submission) -> str:

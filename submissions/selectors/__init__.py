@@ -55,7 +55,10 @@ from .compare import (
 )
 from .comparisons import compared_run
 from .entries import (
+    DeclaredOption,
     board_candidates,
+    declared_options,
+    group_order,
     latest_evaluation,
     metric_specs,
     metric_value,
@@ -108,6 +111,7 @@ __all__ = [
     "CountedPaginator",
     "DatasetBreakdown",
     "DatasetLine",
+    "DeclaredOption",
     "MetricLine",
     "PageLink",
     "Step",
@@ -134,8 +138,10 @@ __all__ = [
     "compare_lines",
     "compared_run",
     "dataset_lines",
+    "declared_options",
     "filter_board_entries",
     "first_click_descending",
+    "group_order",
     "latest_evaluation",
     "mark_tier_starts",
     "metric_specs",

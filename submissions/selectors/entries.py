@@ -4,12 +4,15 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from django.db.models import OuterRef, QuerySet, Subquery
 
 from accounts.roles import can_view_all_entries
 from benchmark.models import Benchmark, Metric
+from benchmark.plugins import plugin_for
 from benchmark.scoring.ranking import Entry, MetricSpec, RankingPolicy
 from core.text import confusable_key
 
@@ -50,6 +53,50 @@ def submission_for_user(user: Any, pk: int) -> Submission:
     if not can_view_all_entries(user):
         submissions = submissions.filter(owner=user)
     return submissions.get(pk=pk)
+
+
+@dataclass(frozen=True)
+class DeclaredOption:
+    """One choice a submission declared beside its file (its plugin's `SubmissionOption`),
+    as the status page, the admin and the API say it."""
+
+    key: str
+    label: str  # "Box convention"
+    value: str  # "norm1000" (the stored value)
+    text: str  # the choice's label, or a declaration's statement
+    is_declaration: bool = False
+
+
+def declared_options(submission: Submission) -> list[DeclaredOption]:
+    """The submission's declared options in its plugin's order; a value the plugin no longer
+    offers is shown as stored, and an option it did not declare is left out."""
+    declared = submission.options or {}
+    lines = []
+    for option in plugin_for(submission.benchmark).submission_options:
+        value = declared.get(option.key)
+        if not value:
+            continue
+        if option.kind == "declaration":
+            text = option.statement if value in option.values else str(value)
+        else:
+            text = dict(option.choices).get(value, str(value))
+        lines.append(
+            DeclaredOption(option.key, option.label, str(value), text, option.kind == "declaration")
+        )
+    return lines
+
+
+def group_order(names: Iterable[str], metrics: Iterable[Metric]) -> list[str]:
+    """Breakdown groups (datasets, tasks) in the order a reader expects: those a metric is
+    about (`Metric.task`, MedSG-Bench's per-task columns) in the board's column order, then
+    the rest alphabetically (MedVidBench's source datasets). A stored JSON object keeps no
+    key order, so the order is never the store's."""
+    names = set(names)
+    ordered = []
+    for metric in metrics:
+        if metric.task in names and metric.task not in ordered:
+            ordered.append(metric.task)
+    return ordered + sorted(names - set(ordered))
 
 
 def published_lookalike(

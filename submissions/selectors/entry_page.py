@@ -25,7 +25,7 @@ from ..charts.heatmap import Heatmap, dataset_heatmap
 from ..enums import STATES_JUDGE_PENDING, BoardKind, SubmissionSource, VerificationStatus
 from ..judge_step import JudgeDetails, judge_details
 from ..models import BoardEntry, Evaluation, RunReplicates, Submission
-from .entries import metric_value, newest_scored_run
+from .entries import group_order, metric_value, newest_scored_run
 
 # How many entries "statistically tied with ..." names before it says "and N more".
 TIED_NAMES_SHOWN = 8
@@ -204,7 +204,10 @@ def entry_page(submission: Submission) -> EntryPage:
         heatmap=per_dataset[1] if per_dataset else None,
         parse_rates=[
             ParseRate(task, int(count.get("parsed", 0)), int(count.get("total", 0)))
-            for task, count in sorted((result.get("parsed") or {}).items())
+            for task, count in (
+                (task, result["parsed"][task])
+                for task in group_order(result.get("parsed") or {}, metrics)
+            )
         ],
         judge=judge_details(evaluation) if evaluation is not None and not is_imported else None,
         has_judge_metrics=any(metric.is_judge_metric for metric in metrics),
@@ -363,7 +366,7 @@ def _per_dataset(
     shown = [metric for metric in metrics if per_dataset.get(metric.key)]
     if not shown:
         return None
-    datasets = sorted({name for metric in shown for name in per_dataset[metric.key]})
+    datasets = group_order({name for metric in shown for name in per_dataset[metric.key]}, metrics)
     shares: dict[tuple[str, str], float | None] = {}
     texts: dict[tuple[str, str], str] = {}
     rows = []

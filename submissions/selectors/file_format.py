@@ -28,7 +28,24 @@ TEMPLATE_FORMAT = 1
 # Rows per chunk of the streamed template (about 60 bytes a row).
 TEMPLATE_CHUNK_ROWS = 2_000
 EXAMPLE_ROWS = 2
-EXAMPLE_PREDICTION = "your model's answer to this sample, as text"
+# "sample" or "item": the benchmark's word (`Benchmark.wording`).
+EXAMPLE_PREDICTION = "your model's answer to this {item}, as text"
+
+
+def row_fields(benchmark: Benchmark) -> tuple[str, ...]:
+    """The fields of one row of a predictions file for the active test set, in order (the
+    template's first row: MedVidBench's id, qa_type, prediction; MedSG-Bench's index, task,
+    prediction), or () when there is no readable active test set."""
+    test_set = active_testset(benchmark)
+    if test_set is None:
+        return ()
+    try:
+        parsed = load_scoring_testset(test_set)
+    except TestSetFileError:
+        logger.exception("The rows of %s cannot be read", test_set)
+        return ()
+    first = next(iter(plugin_for(benchmark).template_rows(parsed)), None)
+    return tuple(first) if first else ()
 
 
 @dataclass(frozen=True)
@@ -65,7 +82,14 @@ def file_format(benchmark: Benchmark) -> FileFormat | None:
         # A template row's empty fields are the submitter's to fill in (MedVidBench's and
         # MedSG-Bench's "prediction", another benchmark's own name for its answer).
         rows = [
-            _row({key: EXAMPLE_PREDICTION if value == "" else value for key, value in row.items()})
+            _row(
+                {
+                    key: EXAMPLE_PREDICTION.format(item=benchmark.wording.item)
+                    if value == ""
+                    else value
+                    for key, value in row.items()
+                }
+            )
             for row in itertools.islice(plugin.template_rows(parsed), EXAMPLE_ROWS)
         ]
         example = "[\n" + "".join(f"  {row},\n" for row in rows) + "  ...\n]" if rows else ""

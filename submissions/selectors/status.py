@@ -7,7 +7,6 @@ from typing import Any
 
 from benchmark.enums import RankingScope
 from benchmark.models import Metric
-from benchmark.plugins import plugin_for
 from benchmark.scoring.ranking import rank_entries
 
 from ..enums import (
@@ -18,6 +17,9 @@ from ..enums import (
 )
 from ..models import BoardEntry, Evaluation, RunReplicates, Submission
 from .entries import (
+    DeclaredOption,
+    declared_options,
+    group_order,
     interval_range,
     latest_evaluation,
     metric_specs,
@@ -98,7 +100,7 @@ class MetricLine:
     total: int | None
     # What `scored` and `total` count: "samples", or "items" for a judge metric (one judged
     # caption pair per event and threshold, more than the task's samples).
-    unit: str = "samples"
+    unit: str = "samples"  # the benchmark's word (`Benchmark.wording`): "items" for MedSG-Bench
     # The 95% bootstrap interval as the value is shown ("0.512 to 0.604" with an en dash), or "" (none: pending,
     # an imported result, replicates not computed; docs/statistics.md).
     interval: str = ""
@@ -154,12 +156,17 @@ class SubmissionStatus:
     board_place: tuple[int, int] | None = None
     # The owner's earlier entries on this benchmark with a byte-identical file (issue 13).
     duplicates: list[Submission] = field(default_factory=list)
-    # What one group of the breakdown is called (the plugin's: "dataset", "task", ...).
-    breakdown_label: str = "dataset"
+    # What the submission declared beside its file (its plugin's options: MedSG-Bench's box
+    # convention and zero-shot declaration).
+    options: list[DeclaredOption] = field(default_factory=list)
 
     @property
     def has_scores(self) -> bool:
         return self.evaluation is not None and self.evaluation.state.has_scores
+
+    @property
+    def has_format_notes(self) -> bool:
+        return any(task.note for task in self.formats)
 
 
 # The steps a run goes through, as the progress indication shows them.
@@ -192,30 +199,26 @@ def submission_status(submission: Submission, *, viewer: Any) -> SubmissionStatu
     evaluation = latest_evaluation(submission)
     metrics = list(submission.benchmark.metrics.all())
     board_entry = BoardEntry.objects.filter(submission=submission).first()
-    plugin = plugin_for(submission.benchmark)
+    options = declared_options(submission)
     if evaluation is None:
         return SubmissionStatus(
-            submission,
-            None,
-            [],
-            False,
-            [],
-            None,
-            [],
-            board_entry,
-            None,
-            breakdown_label=plugin.breakdown_label,
+            submission, None, [], False, [], None, [], board_entry, None, options=options
         )
     result = evaluation.result or {}
+    benchmark = submission.benchmark
     return SubmissionStatus(
         submission=submission,
         evaluation=evaluation,
-        steps=_progress(evaluation, judge_step=plugin.judge_step),
-        breakdown_label=plugin.breakdown_label,
+        steps=_progress(evaluation, judge_step=benchmark.judge_step),
         polling=evaluation.state in POLLING_STATES,
-        metrics=_metric_lines(evaluation, metrics) if evaluation.state.has_scores else [],
+        metrics=(
+            _metric_lines(evaluation, metrics, unit=benchmark.wording.items)
+            if evaluation.state.has_scores
+            else []
+        ),
         per_dataset=_per_dataset(result, metrics),
-        formats=_formats(result),
+        formats=_formats(result, metrics),
+        options=options,
         board_entry=board_entry,
         would_be_rank=would_be_rank(submission, viewer=viewer),
         duplicates=own_duplicates(submission),
@@ -246,12 +249,16 @@ def own_duplicates(submission: Submission) -> list[Submission]:
     )
 
 
+# The steps of a benchmark without a judge step (MedSG-Bench): a scored run is complete at
+# once (submissions.scoring_runs), so "Scored (judge pending)" and "Judging captions" would be
+# steps it never waits in.
+JUDGE_STEPS = frozenset({EvaluationStatus.SCORED, EvaluationStatus.JUDGING})
+
+
 def _progress(evaluation: Evaluation, *, judge_step: bool = True) -> list[Step]:
-    """The progress steps; without a judge step (the benchmark's plugin) a scored run is
-    complete at once, so "judge pending" and "judging" are not steps of it."""
     steps = []
     for state in PROGRESS_STEPS:
-        if not judge_step and state in (EvaluationStatus.SCORED, EvaluationStatus.JUDGING):
+        if not judge_step and state in JUDGE_STEPS and state != evaluation.state:
             continue
         if state == evaluation.state:
             progress = "done" if state == EvaluationStatus.COMPLETE else "current"
@@ -263,7 +270,9 @@ def _progress(evaluation: Evaluation, *, judge_step: bool = True) -> list[Step]:
     return steps
 
 
-def _metric_lines(evaluation: Evaluation, metrics: list[Metric]) -> list[MetricLine]:
+def _metric_lines(
+    evaluation: Evaluation, metrics: list[Metric], *, unit: str = "samples"
+) -> list[MetricLine]:
     counts = (evaluation.result or {}).get("counts", {})
     pending = evaluation.state in STATES_JUDGE_PENDING
     intervals = (
@@ -289,7 +298,7 @@ def _metric_lines(evaluation: Evaluation, metrics: list[Metric]) -> list[MetricL
                 css,
                 count.get("scored"),
                 count.get("total"),
-                unit="items" if metric.is_judge_metric else "samples",
+                unit="items" if metric.is_judge_metric else unit,
                 interval=interval_range(intervals.get(metric.key), metric.display_decimals),
             )
         )
@@ -301,7 +310,7 @@ def _per_dataset(result: dict[str, Any], metrics: list[Metric]) -> DatasetBreakd
     shown = [metric for metric in metrics if per_dataset.get(metric.key)]
     if not shown:
         return None
-    datasets = sorted({name for metric in shown for name in per_dataset[metric.key]})
+    datasets = group_order({name for metric in shown for name in per_dataset[metric.key]}, metrics)
     rows = []
     for dataset in datasets:
         cells = []
@@ -323,10 +332,12 @@ FORMAT_NOTES = {
 }
 
 
-def _formats(result: dict[str, Any]) -> list[TaskFormat]:
+def _formats(result: dict[str, Any], metrics: list[Metric]) -> list[TaskFormat]:
     examples = result.get("unparsed_examples") or {}
+    parsed = result.get("parsed") or {}
     formats = []
-    for task, count in sorted((result.get("parsed") or {}).items()):
+    for task in group_order(parsed, metrics):
+        count = parsed[task]
         shown = [
             UnparsedAnswer(
                 row=example["row"],

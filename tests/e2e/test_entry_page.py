@@ -75,7 +75,7 @@ def test_the_entry_page_draws_its_charts_and_fits_the_screen(live_server, entrie
             f"Rank {entries['rank']} (95% interval {entries['best']}\N{EN DASH}{entries['worst']})"
         )
         bars = page.get_by_role("img", name="Each metric with its 95% interval")
-        heatmap = page.get_by_role("img", name="Each metric on each source dataset")
+        heatmap = page.get_by_role("img", name="Each metric on each dataset")
         expect(bars).to_be_visible()
         expect(heatmap).to_be_visible()
         # Ten metric rows with a bar each but the three pending judge metrics.
