@@ -163,12 +163,12 @@ class Wording:
 
 def wording_for(plugin: Any) -> Wording:
     """The plugin's words. `item_label` and `cluster_label` are optional attributes of a
-    plugin (docs/adding-a-benchmark.md); without them the words are MedVidBench's, the
-    platform's first benchmark: a "sample", drawn a "video" at a time."""
+    plugin (docs/adding-a-benchmark.md); without them a row is a "sample", resampled one by
+    one (MedVidBench says "video": its samples are drawn a video at a time)."""
     return Wording(
         item=getattr(plugin, "item_label", "sample"),
         breakdown=plugin.breakdown_label,
-        cluster=getattr(plugin, "cluster_label", "video"),
+        cluster=getattr(plugin, "cluster_label", "") or "",
     )
 
 

@@ -37,6 +37,8 @@ class MedVidBenchPlugin:
     judge = MedVidBenchJudge()
     rerun = medvidbench_rerun
     breakdown_label = "dataset"
+    # A sample's video: the bootstrap draws a video's samples together (replicate_clusters).
+    cluster_label = "video"
     submission_options = ()
 
     def read_test_set(self, data: bytes) -> scoring.TestSet:

@@ -50,6 +50,8 @@ def test_the_domain_errors_are_siblings():
         "InvalidName",
         "DuplicatePredictions",
         "NotYourEntry",
+        "InvalidOption",
+        "InvalidRankingPolicy",
     }
 
 

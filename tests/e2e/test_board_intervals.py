@@ -99,7 +99,7 @@ def test_the_board_shows_tiers_and_the_rank_interval_chart(live_server, browser,
         # Drawn at least at about its own size: 12-unit text stays >= 11 px.
         assert box["width"] >= (700 if shown == "wide" else 340)
         assert box["x"] + box["width"] <= width  # no sideways scrolling needed
-        assert chart.get_attribute("role") == "img"
+        assert chart.get_attribute("role") == "group"  # it holds links: not an img
         # The long name is shortened in the drawing, whole in its tooltip and the table.
         short = "Noisy three with a rather lon…" if shown == "wide" else "Noisy three wit…"
         expect(chart).to_contain_text(short)
