@@ -106,7 +106,7 @@ def add_replicates(benchmark, replicates: int, seed: int) -> int:
     import numpy as np
     from django.utils import timezone
 
-    from benchmark.scoring.tasks import METRIC_NAMES
+    from plugins.medvidbench.scoring.tasks import METRIC_NAMES
     from submissions.intervals import VALUES_DTYPE
     from submissions.models import Evaluation, RunReplicates
 

@@ -3,7 +3,7 @@
     .venv/bin/python bench/contributions.py [--replicates 1000] [--runs 5] [--seed 0]
                                              [--kind perfect]
 
-Scores the demo test set (6,245 samples, `benchmark.demo_testset`) once with the `--kind`
+Scores the demo test set (6,245 samples, `plugins.medvidbench.demo_testset`) once with the `--kind`
 predictions (the perfect ones have the most judge items: every event pair at every threshold),
 a stand-in for the MiniLM encoder and seeded fake verdicts for every judge item, then times
 `metric_values` on a (B, 6,245) batch of Poisson(1) weights, all ten metrics: the median and
@@ -27,18 +27,18 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmark.demo_testset import generate_testset, make_predictions
-from benchmark.scoring import METRIC_NAMES, load_ground_truth, load_predictions
-from benchmark.scoring.contributions import metric_values
-from benchmark.scoring.evaluate import evaluate_with_contributions
-from benchmark.scoring.judge import (
+from plugins.medvidbench.definition import SCORING_DATA_DIR
+from plugins.medvidbench.demo_testset import generate_testset, make_predictions
+from plugins.medvidbench.scoring import METRIC_NAMES, load_ground_truth, load_predictions
+from plugins.medvidbench.scoring.contributions import metric_values
+from plugins.medvidbench.scoring.evaluate import evaluate_with_contributions
+from plugins.medvidbench.scoring.judge import (
     aggregate,
     build_items,
     judge_contributions,
     load_rubric,
     with_judge,
 )
-from plugins.medvidbench.definition import SCORING_DATA_DIR
 
 
 def main() -> None:

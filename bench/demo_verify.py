@@ -121,9 +121,9 @@ def run(folder: Path, env: dict[str, str], args: argparse.Namespace) -> None:
     from django.contrib.auth import get_user_model
     from django.core.management import call_command
 
-    from benchmark.demo_testset import DEMO_FILENAMES, NEW_MODEL, write_demo_files
     from benchmark.services import ensure_plugin_benchmark
     from judging.models import JudgeJob
+    from plugins.medvidbench.demo_testset import DEMO_FILENAMES, NEW_MODEL, write_demo_files
     from submissions.demo import load_demo
     from submissions.enums import EvaluationStatus, VerificationStatus
     from submissions.models import BoardEntry, Evaluation

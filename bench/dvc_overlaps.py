@@ -22,12 +22,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmark.scoring.metrics.dense_captioning import (  # noqa: E402
+from plugins.medvidbench.scoring.metrics.dense_captioning import (  # noqa: E402
     flatten_overlaps,
     score_dense_captioning,
 )
-from benchmark.scoring.parsers import parse_dense_captions  # noqa: E402
-from benchmark.scoring.tasks import DVC_F1  # noqa: E402
+from plugins.medvidbench.scoring.parsers import parse_dense_captions  # noqa: E402
+from plugins.medvidbench.scoring.tasks import DVC_F1  # noqa: E402
 from tests.benchmark.scoring.factories import gt_record, make_test_set  # noqa: E402
 from tests.benchmark.scoring.test_dense_captioning import flatten_by_definition  # noqa: E402
 

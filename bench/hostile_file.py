@@ -21,9 +21,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmark.demo_testset import write_demo_files
-from benchmark.scoring import evaluate, load_ground_truth, load_predictions
-from benchmark.scoring.embedding import default_encoder
+from plugins.medvidbench.demo_testset import write_demo_files
+from plugins.medvidbench.scoring import evaluate, load_ground_truth, load_predictions
+from plugins.medvidbench.scoring.embedding import default_encoder
 
 # What the parsers look for, without the rest: each used to cost quadratic time somewhere.
 PATTERNS = ["1", " ", "1-", "1:", "1 - ", "a 1/5", "aaaa ", "0.0-{n}.0 seconds: x\n"]

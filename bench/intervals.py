@@ -33,23 +33,23 @@ import django
 
 django.setup()
 
-from benchmark.demo_testset import generate_testset, make_predictions  # noqa: E402
-from benchmark.scoring import METRIC_NAMES, load_ground_truth, load_predictions  # noqa: E402
-from benchmark.scoring.contributions import (  # noqa: E402
+from plugins.medvidbench.definition import SCORING_DATA_DIR  # noqa: E402
+from plugins.medvidbench.demo_testset import generate_testset, make_predictions  # noqa: E402
+from plugins.medvidbench.plugin import Contributions as MedVidBenchContributions  # noqa: E402
+from plugins.medvidbench.plugin import plugin as medvidbench  # noqa: E402
+from plugins.medvidbench.scoring import METRIC_NAMES, load_ground_truth, load_predictions  # noqa: E402
+from plugins.medvidbench.scoring.contributions import (  # noqa: E402
     identity_weights,
     metric_values,
 )
-from benchmark.scoring.evaluate import evaluate_with_contributions  # noqa: E402
-from benchmark.scoring.judge import (  # noqa: E402
+from plugins.medvidbench.scoring.evaluate import evaluate_with_contributions  # noqa: E402
+from plugins.medvidbench.scoring.judge import (  # noqa: E402
     aggregate,
     build_items,
     judge_contributions,
     load_rubric,
     with_judge,
 )
-from plugins.medvidbench.definition import SCORING_DATA_DIR  # noqa: E402
-from plugins.medvidbench.plugin import Contributions as MedVidBenchContributions  # noqa: E402
-from plugins.medvidbench.plugin import plugin as medvidbench  # noqa: E402
 from submissions import intervals  # noqa: E402
 
 

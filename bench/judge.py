@@ -195,11 +195,11 @@ def outage_run(benchmark, args, port: int, server: subprocess.Popen) -> subproce
     stand-in's verdicts aggregated without any job). Returns the restarted server."""
     import threading
 
-    from benchmark import scoring
-    from benchmark.scoring.judge import aggregate, build_items
     from benchmark.selectors import load_scoring_testset
     from judging import services
     from judging.standin import deterministic_verdict
+    from plugins.medvidbench import scoring
+    from plugins.medvidbench.scoring.judge import aggregate, build_items
     from submissions.services import SubmissionDetails, create_submission, score_evaluation
     from tests.accounts.factories import UserFactory
 

@@ -1,7 +1,7 @@
 """Generate tests/fixtures/minilm_reference.json with real sentence-transformers + torch.
 
 The fixture pins what `SentenceTransformer("all-MiniLM-L6-v2").encode(...)` produces, so that
-the project's numpy encoder (benchmark/scoring/embedding.py) can be checked against it in CI
+the project's numpy encoder (plugins/medvidbench/scoring/embedding.py) can be checked against it in CI
 without torch. It is run ONCE by hand, never in CI, from a separate throwaway venv that has torch
 (the project venv deliberately has none):
 
@@ -24,7 +24,7 @@ Options:
 What the fixture holds:
     texts[]  : each text with the first 8 embedding values, 8 more at spread-out indices, the
                L2 norm and the number of tokens the model saw (after truncation to 256).
-    class_sets{} : the label lists used (from benchmark/scoring/data/medvidbench_labels.json).
+    class_sets{} : the label lists used (from plugins/medvidbench/scoring/data/medvidbench_labels.json).
     cases[]  : (prediction, class set, index chosen by sentence-transformers' cos_sim argmax,
                all cosine scores, margin between the best and second-best score).
 """

@@ -23,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmark.scoring import parsers  # noqa: E402
+from plugins.medvidbench.scoring import parsers  # noqa: E402
 from tests.benchmark.scoring.test_parsers_linear import OFFICIAL  # noqa: E402
 
 PARSERS = {

@@ -4,7 +4,7 @@
 
 Times, best of `--runs` (the machine is shared: read the best figure):
 
-1. `replicate_weights` for the demo test set (benchmark/demo_testset, 6,245 samples, its
+1. `replicate_weights` for the demo test set (plugins/medvidbench/demo_testset, 6,245 samples, its
    videos as clusters), B replicates.
 2. Ten weighted means over those weights ((B, n) @ (n,) each), the least any metric costs
    under a batch: a floor for "intervals for one entry", not the contributions' real cost
@@ -32,16 +32,16 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmark.demo_testset import generate_testset
 from benchmark.scoring.bootstrap import (
     paired_difference,
     percentile_interval,
     rank_intervals,
     replicate_weights,
-    video_clusters,
 )
-from benchmark.scoring.ground_truth import load_ground_truth
 from benchmark.scoring.ranking import Entry, MetricSpec
+from plugins.medvidbench.demo_testset import generate_testset
+from plugins.medvidbench.scoring.clusters import video_clusters
+from plugins.medvidbench.scoring.ground_truth import load_ground_truth
 
 METRIC_COUNT = 10
 

@@ -22,9 +22,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmark.demo_testset import write_demo_files
-from benchmark.scoring import evaluate, load_ground_truth, load_predictions
-from benchmark.scoring.embedding import default_encoder
+from plugins.medvidbench.demo_testset import write_demo_files
+from plugins.medvidbench.scoring import evaluate, load_ground_truth, load_predictions
+from plugins.medvidbench.scoring.embedding import default_encoder
 
 
 def median_seconds(action, runs: int) -> tuple[float, float]:

@@ -50,8 +50,8 @@ def main() -> None:
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="podium-bench-") as folder:
-        from benchmark import scoring
-        from benchmark.demo_testset import DEMO_FILENAMES, write_demo_files
+        from plugins.medvidbench import scoring
+        from plugins.medvidbench.demo_testset import DEMO_FILENAMES, write_demo_files
 
         demo_dir = args.demo_dir
         if not (demo_dir / DEMO_FILENAMES["noisy"]).exists():

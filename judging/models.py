@@ -260,7 +260,7 @@ class JudgeJob(models.Model):
 
 
 class JudgeItem(models.Model):
-    """One prompt of a job; `key` is `benchmark.scoring.judge.JudgeItem.key`."""
+    """One prompt of a job; `key` is `plugins.medvidbench.scoring.judge.JudgeItem.key`."""
 
     job = models.ForeignKey(JudgeJob, on_delete=models.CASCADE, related_name="items")
     key = models.CharField(max_length=100)

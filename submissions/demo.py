@@ -26,13 +26,13 @@ from django.contrib.auth import get_user_model
 from django.utils import timezone
 
 from accounts.roles import ensure_maintainers_group
-from benchmark.demo_testset import DEMO_FILENAMES, write_demo_files
 from benchmark.models import Benchmark
 from benchmark.plugins import BenchmarkPlugin, DemoFiles, plugins
 from benchmark.plugins import DemoEntry as PluginDemoEntry
 from benchmark.selectors import active_testset
 from benchmark.services import ensure_benchmark, ensure_plugin_benchmark, import_testset
 from core.exceptions import DomainError
+from plugins.medvidbench.demo_testset import DEMO_FILENAMES, write_demo_files
 
 from .models import Evaluation, Submission
 from .services import (
@@ -67,7 +67,7 @@ class DemoEntry:
     """A demo submission: a generated predictions file submitted by the demo user."""
 
     model_name: str
-    predictions: str  # a key of benchmark.demo_testset.DEMO_FILENAMES
+    predictions: str  # a key of plugins.medvidbench.demo_testset.DEMO_FILENAMES
     publish: bool
     institution: str
     team_name: str = ""

@@ -291,7 +291,7 @@ class RunReplicates(models.Model):
     every response for them). What is public is derived from them: `intervals` (copied to the
     board), the rank intervals and the paired comparisons (`submissions.intervals`).
 
-    `contributions` is `benchmark.scoring.contributions.to_bytes` (an .npz of plain arrays);
+    `contributions` is `plugins.medvidbench.scoring.contributions.to_bytes` (an .npz of plain arrays);
     `values` is a C-ordered little-endian float64 array of shape (len(metric_keys),
     replicates), NaN where a metric has no value on a replicate (a pending judge metric, a task
     not in the test set). The replicate weights are `replicate_weights` seeded with

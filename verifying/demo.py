@@ -41,8 +41,6 @@ from typing import Any
 from django.conf import settings
 
 from benchmark import media
-from benchmark.demo_testset import DEMO_FILENAMES, NEW_MODEL, PREDICTION_KINDS
-from benchmark.demo_testset.frames import write_frames
 from benchmark.models import Benchmark
 from benchmark.plugins import (
     DEFAULT_PLUGIN,
@@ -52,6 +50,8 @@ from benchmark.plugins import (
     plugin_for,
     plugins,
 )
+from plugins.medvidbench.demo_testset import DEMO_FILENAMES, NEW_MODEL, PREDICTION_KINDS
+from plugins.medvidbench.demo_testset.frames import write_frames
 from submissions.demo import DemoLoaded
 
 from .config import media_root

@@ -12,8 +12,8 @@ from typing import Any
 
 from django.conf import settings
 
-from benchmark import scoring
-from benchmark.scoring.judge import JudgeOutcome, RubricError, aggregate, build_items
+from benchmark.plugins import plugin_for
+from benchmark.scoring.rubric import JudgeOutcome, RubricError
 from judging.client import ChatClient, EndpointError, Outcome, judge_many
 from judging.models import Verdict
 from judging.services import active_endpoint as active_judge_endpoint
@@ -37,9 +37,10 @@ def write_private_file(relative: Path, content: bytes) -> None:
 
 
 def judge_captions(
-    job: RerunJob, test_set: scoring.TestSet, predictions: list[str]
+    job: RerunJob, test_set: Any, predictions: Any
 ) -> tuple[JudgeOutcome | None, str]:
-    """The judge metrics of the re-run's captions with the benchmark's active judge endpoint,
+    """The judge metrics of the re-run's answers (the benchmark plugin's judge: MedVidBench's
+    captions) with the benchmark's active judge endpoint,
     verdicts taken from and added to the judge's cache; (None, why) when it cannot run. The
     judge runs here, in the job's last slice: a re-run's captions are a few hundred prompts."""
     benchmark = job.submission.benchmark
@@ -52,7 +53,10 @@ def judge_captions(
         rubric = benchmark.rubric()
     except RubricError as error:
         return None, f"The judge rubric cannot be used: {error}."
-    items = build_items(test_set, predictions)
+    judge = plugin_for(benchmark).judge
+    if judge is None:
+        return None, f"{benchmark.name} has no judge step."
+    items = judge.items(test_set, predictions)
     prompts = {item.key: item.prompt(rubric) for item in items}
     hashes = {key: hashlib.sha256(prompt.encode()).hexdigest() for key, prompt in prompts.items()}
     cached: dict[str, dict[str, int]] = {}
@@ -117,7 +121,7 @@ def judge_captions(
                 update_fields=["model"],
             )
     verdicts = {key: cached.get(digest) for key, digest in hashes.items()}
-    outcome = aggregate(test_set, items, verdicts, rubric)
+    outcome = judge.outcome(test_set, items, verdicts, rubric)
     note = f"Judged by {endpoint.model}: {len(to_send)} prompts sent, the rest from the cache."
     if outcome.unavailable:
         note += f" No verdict for {', '.join(outcome.unavailable)}: pending."

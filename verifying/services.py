@@ -29,7 +29,6 @@ from django.utils import timezone
 
 from benchmark.plugins import BenchmarkPlugin, Rerun, plugin_for
 from benchmark.scoring.errors import PredictionsError
-from benchmark.scoring.judge import with_judge
 from benchmark.scoring.strict_json import without_refused_characters
 from benchmark.selectors import load_scoring_testset
 from core import audit
@@ -406,23 +405,25 @@ def finish_job(job: RerunJob) -> RerunJob:
     except PredictionsError as error:
         problems = "; ".join(str(problem) for problem in error.problems[:MISSING_MEDIA_SHOWN])
         return _fail_job(job, f"The re-run's answers are not a file the scorer reads: {problems}.")
-    result, _ = plugin.score(test_set, predictions, options=options)
-    if plugin.judge_step:
-        # The judge of a re-run is MedVidBench's captions' (report.judge_captions).
+    scored, _ = plugin.score(test_set, predictions, options=options)
+    result, metrics = scored.to_dict(), dict(scored.metrics)
+    if plugin.judge is not None:
+        # The benchmark's judge (MedVidBench's captions) with its endpoint and the verdict cache.
         outcome, judge_note = judge_captions(job, test_set, predictions)
         if outcome is not None:
-            result = with_judge(result, outcome)
+            result = plugin.judge.with_outcome(result, outcome)
+            metrics = dict(result["metrics"])
     else:
         judge_note = f"{submission.benchmark.name} has no judge step: every metric is scored."
-    report = build_report(job.submission, result.metrics, failed_items=progress.failed)
+    report = build_report(job.submission, metrics, failed_items=progress.failed)
     report["judge"] = judge_note
     with transaction.atomic():
         locked = RerunJob.objects.select_for_update().get(pk=job.pk)
         if locked.state != RerunStatus.RUNNING:
             return locked
         locked.predictions_file = str(relative)
-        locked.metrics = result.metrics
-        locked.result = result.to_dict()
+        locked.metrics = metrics
+        locked.result = result
         locked.report = report
         locked.save(update_fields=["predictions_file", "metrics", "result", "report"])
         verdict = "all within" if report["all_within"] else "not all within"

@@ -1,32 +1,12 @@
-"""MedVidBench scoring: a pure Python + numpy reimplementation of the official scorer.
+"""The platform's pure scoring parts, shared by every benchmark plugin: the input errors
+(`errors`), strict JSON reading (`strict_json`), the ranking (`ranking`), the bootstrap
+(`bootstrap`) and the LLM judge's rubric and outcome (`rubric`). A benchmark's own scorer is
+its plugin's (MedVidBench's in plugins/medvidbench/scoring/, MedSG-Bench's in
+plugins/medsg/scoring/).
 
-No Django imports here (a test walks the AST to keep it so). Typical use:
-
-    test_set = load_ground_truth(path)
-    predictions = load_predictions(file_bytes, test_set)
-    result = evaluate(test_set, predictions)
+No Django imports here (a test walks the AST to keep it so).
 """
 
 from .errors import GroundTruthError, PredictionsError, Problem, ScoringInputError
-from .evaluate import evaluate
-from .ground_truth import Sample, TestSet, load_ground_truth
-from .result import ScoreResult
-from .submission import load_predictions
-from .tasks import METRIC_NAMES, Task
-from .version import SCORER_VERSION
 
-__all__ = [
-    "METRIC_NAMES",
-    "SCORER_VERSION",
-    "GroundTruthError",
-    "PredictionsError",
-    "Problem",
-    "Sample",
-    "ScoreResult",
-    "ScoringInputError",
-    "Task",
-    "TestSet",
-    "evaluate",
-    "load_ground_truth",
-    "load_predictions",
-]
+__all__ = ["GroundTruthError", "PredictionsError", "Problem", "ScoringInputError"]

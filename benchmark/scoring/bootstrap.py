@@ -44,29 +44,10 @@ DEFAULT_REPLICATES = 1000
 DEFAULT_LEVEL = 0.95
 DEFAULT_POLICY = RankingPolicy()
 
-# The sample id is "video_id&&start_frame&&end_frame&&fps" (ground_truth.ID_FIELDS).
-SAMPLE_ID_SEPARATOR = "&&"
-
 # Rank intervals are computed this many replicates at a time: the temporaries of one chunk of
 # 1,000 entries x 10 metrics stay near 100 MB. Each replicate is ranked on its own row, so
 # the chunk size changes no result (a test checks it).
 RANK_CHUNK_REPLICATES = 100
-
-
-def video_clusters(sample_ids: Sequence[str]) -> list[str]:
-    """Each sample's video, the bootstrap's cluster key, read from its public sample id.
-
-    `Sample.id` joins video_id, start frame, end frame and fps with "&&"; the video is what is
-    left after splitting off the last three fields (the fps is a number, the frames are frame
-    numbers in practice, so splitting from the right is safe even if a video id held "&&").
-    """
-    clusters = []
-    for sample_id in sample_ids:
-        parts = sample_id.rsplit(SAMPLE_ID_SEPARATOR, 3)
-        if len(parts) != 4:
-            raise ValueError(f"not a MedVidBench sample id (video&&start&&end&&fps): {sample_id!r}")
-        clusters.append(parts[0])
-    return clusters
 
 
 def seed_integer(seed: bytes | str) -> int:
@@ -87,7 +68,7 @@ def replicate_weights(
 ) -> np.ndarray:
     """A (replicates, n_samples) int64 batch of clustered bootstrap weights.
 
-    `clusters[i]` is sample i's cluster (its video, see `video_clusters`). Each replicate
+    `clusters[i]` is sample i's cluster (a benchmark plugin's `replicate_clusters`: MedVidBench's video). Each replicate
     draws the K distinct clusters K times with replacement, uniformly; a sample's weight is
     the number of times its cluster was drawn, so samples of one cluster always share a weight
     and a replicate's total weight is a sum of K cluster sizes (n itself when the clusters are

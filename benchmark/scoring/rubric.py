@@ -2,7 +2,7 @@
 a verdict, the score range, task labels) and the outcome a benchmark's judge aggregates its
 verdicts into. Pure Python, no Django, and nothing of any one benchmark: a plugin's judge
 (`benchmark.plugins`, `plugin.judge`) builds the items and aggregates them (MedVidBench's in
-`benchmark/scoring/judge.py`).
+`plugins/medvidbench/scoring/judge.py`).
 """
 
 from __future__ import annotations

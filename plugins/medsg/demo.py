@@ -14,7 +14,7 @@ of different quality:
 Images are 336x336 grayscale PNGs (a `multi_view` item's are smaller and non-square, with its
 `size` given): a grey "body" ellipse and, in the image the question is about, a bright lesion
 filling the reference box. They are drawn with numpy and written with zlib and struct, as
-benchmark/demo_testset/frames.py writes MedVidBench's frames: Pillow is not a dependency and
+plugins/medvidbench/demo_testset/frames.py writes MedVidBench's frames: Pillow is not a dependency and
 an 8-bit grayscale PNG is two short chunks.
 
 Pure Python + numpy, no Django. Everything is drawn from `random.Random` seeded with strings,

@@ -10,7 +10,7 @@ from pathlib import Path
 from benchmark.definitions import BenchmarkDefinition, MetricDefinition
 
 # The judge's prompt and rubric ship with the scorer.
-SCORING_DATA_DIR = Path(__file__).resolve().parents[2] / "benchmark" / "scoring" / "data"
+SCORING_DATA_DIR = Path(__file__).resolve().parent / "scoring" / "data"
 
 
 # spec 4, in the official column order of spec 7.

@@ -1,15 +1,16 @@
 """MedVidBench's LLM judge behind the plugin protocol (`benchmark.plugins.Judge`): its caption
 items, their aggregation into DVC_llm, VS_llm and RC_llm, what each metric aggregated (the
 intervals'), and the run's result with the judge metrics in or out. The functions themselves
-are the scorer's (`benchmark.scoring.judge`)."""
+are the scorer's (`plugins.medvidbench.scoring.judge`)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from benchmark.scoring.contributions import MetricContributions
-from benchmark.scoring.judge import (
+from benchmark.scoring.rubric import JudgeOutcome, Rubric, Verdicts
+from plugins.medvidbench.scoring.contributions import MetricContributions
+from plugins.medvidbench.scoring.judge import (
     JUDGED_TASKS,
     JudgeItem,
     aggregate,
@@ -17,9 +18,8 @@ from benchmark.scoring.judge import (
     judge_contributions,
     with_judge,
 )
-from benchmark.scoring.result import ScoreResult
-from benchmark.scoring.rubric import JudgeOutcome, Rubric, Verdicts
-from benchmark.scoring.tasks import JUDGE_METRICS
+from plugins.medvidbench.scoring.result import ScoreResult
+from plugins.medvidbench.scoring.tasks import JUDGE_METRICS
 
 
 class MedVidBenchJudge:

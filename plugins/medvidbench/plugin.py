@@ -1,9 +1,8 @@
-"""MedVidBench's plugin (benchmark/plugins.py): the scorer in `benchmark.scoring` behind the
-protocol. Registered in pyproject.toml as the entry point `medvidbench` of `podium.benchmarks`.
-
-The scorer's modules still live in `benchmark/scoring/` (their tests and the fidelity figures
-cite those paths); the platform reaches them through this object for reading test sets,
-checking and scoring files and the bootstrap's clusters.
+"""MedVidBench's plugin (benchmark/plugins.py): its scorer (`plugins.medvidbench.scoring`, a
+pure Python + numpy reimplementation of the official one) behind the protocol. Registered in
+pyproject.toml as the entry point `medvidbench` of `podium.benchmarks`. The platform reaches
+the scorer only through this object: reading test sets, checking and scoring files, the
+bootstrap's clusters, the judge (`judge.py`) and the re-run (`rerun.py`).
 """
 
 from __future__ import annotations
@@ -14,14 +13,14 @@ from typing import Any
 
 import numpy as np
 
-from benchmark import scoring
 from benchmark.plugins import FileGuide, PublishedRow, TestSetCounts
-from benchmark.scoring import contributions as medvidbench_contributions
-from benchmark.scoring.bootstrap import video_clusters
-from benchmark.scoring.evaluate import evaluate_with_contributions
-from benchmark.scoring.tasks import route_qa_type
+from plugins.medvidbench import scoring
 from plugins.medvidbench.definition import MEDVIDBENCH
 from plugins.medvidbench.rerun import rerun as medvidbench_rerun
+from plugins.medvidbench.scoring import contributions as medvidbench_contributions
+from plugins.medvidbench.scoring.clusters import video_clusters
+from plugins.medvidbench.scoring.evaluate import evaluate_with_contributions
+from plugins.medvidbench.scoring.tasks import route_qa_type
 
 from .judge import MedVidBenchJudge
 
@@ -141,7 +140,7 @@ class MedVidBenchPlugin:
 
 class Contributions:
     """MedVidBench's recorded contributions under the platform's `Contributions` protocol;
-    `recorded` is the `benchmark.scoring.contributions.Contributions` itself (the judge adds
+    `recorded` is the `plugins.medvidbench.scoring.contributions.Contributions` itself (the judge adds
     its metrics to it)."""
 
     def __init__(self, recorded: medvidbench_contributions.Contributions) -> None:

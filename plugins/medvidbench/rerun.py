@@ -17,9 +17,9 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 from benchmark import media
-from benchmark.scoring import TestSet
-from benchmark.scoring.ground_truth import Sample
 from benchmark.scoring.strict_json import without_refused_characters
+from plugins.medvidbench.scoring import TestSet
+from plugins.medvidbench.scoring.ground_truth import Sample
 
 
 def sampled_indices(count: int, limit: int) -> list[int]:

@@ -22,7 +22,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from benchmark.scoring.contributions import from_bytes
+from plugins.medvidbench.scoring.contributions import from_bytes
 from submissions.intervals import replicate_values
 from submissions.models import Evaluation, RunReplicates
 

@@ -15,7 +15,7 @@ import factory
 
 from benchmark.enums import MetricDirection
 from benchmark.models import Benchmark, Metric, TestSet
-from benchmark.scoring import SCORER_VERSION
+from plugins.medvidbench.scoring import SCORER_VERSION
 from tests.benchmark.scoring.factories import gt_record
 
 

@@ -5,8 +5,8 @@ import dataclasses
 import pytest
 
 from benchmark.plugins import get_plugin
-from benchmark.scoring.tasks import JUDGE_METRICS, METRIC_NAMES, METRIC_TASK
 from plugins.medvidbench.definition import MEDVIDBENCH, SCORING_DATA_DIR
+from plugins.medvidbench.scoring.tasks import JUDGE_METRICS, METRIC_NAMES, METRIC_TASK
 
 pytestmark = pytest.mark.unit
 

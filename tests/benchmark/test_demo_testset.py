@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from benchmark.demo_testset import (
+from plugins.medvidbench.demo_testset import (
     DEMO_FILENAMES,
     QA_TYPE_COUNTS,
     SKILL_ASPECTS,

@@ -4,7 +4,6 @@ import pytest
 from django.contrib.auth.models import AnonymousUser
 
 from benchmark.models import Benchmark
-from benchmark.scoring import SCORER_VERSION
 from benchmark.selectors import (
     TestSetFileError,
     active_testset,
@@ -13,6 +12,7 @@ from benchmark.selectors import (
     public_benchmarks,
 )
 from benchmark.services import import_testset
+from plugins.medvidbench.scoring import SCORER_VERSION
 from tests.accounts.factories import UserFactory, maintainer_user
 from tests.benchmark.factories import (
     BenchmarkFactory,

@@ -8,7 +8,6 @@ from django.db import connection
 
 from benchmark.enums import RankingMethod
 from benchmark.models import Benchmark, Metric, TestSet
-from benchmark.scoring import SCORER_VERSION
 from benchmark.services import (
     _board_input_listeners,
     add_board_input_listener,
@@ -23,6 +22,7 @@ from core.audit import events_for
 from core.exceptions import InvalidRankingPolicy, InvalidTestSet
 from core.models import AuditEvent
 from plugins.medvidbench.definition import MEDVIDBENCH
+from plugins.medvidbench.scoring import SCORER_VERSION
 from tests.accounts.factories import UserFactory
 from tests.benchmark.factories import (
     BenchmarkFactory,
@@ -278,7 +278,7 @@ def test_a_private_folder_inside_media_root_is_refused(benchmark, ground_truth, 
 
 
 def test_a_demo_sized_test_set_is_counted_like_the_official_one(benchmark, testset_dir, tmp_path):
-    from benchmark.demo_testset import QA_TYPE_COUNTS, generate_testset  # ~1 s, only here
+    from plugins.medvidbench.demo_testset import QA_TYPE_COUNTS, generate_testset  # ~1 s, only here
 
     path = write_ground_truth(tmp_path / "demo.json", generate_testset(seed=0))
 

@@ -5,10 +5,10 @@ accepted over a subset; recomputed from the stored verdicts by `compute_interval
 import numpy as np
 import pytest
 
-from benchmark.scoring.contributions import from_bytes, identity_weights, metric_values
-from benchmark.scoring.tasks import AUTOMATIC_METRICS, JUDGE_METRICS
 from judging import services
 from judging.services.replicates import recompute_run_replicates
+from plugins.medvidbench.scoring.contributions import from_bytes, identity_weights, metric_values
+from plugins.medvidbench.scoring.tasks import AUTOMATIC_METRICS, JUDGE_METRICS
 from submissions.intervals import replicate_values
 from submissions.models import RunReplicates
 from tests.accounts.factories import UserFactory

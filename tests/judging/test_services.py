@@ -6,8 +6,6 @@ import threading
 import pytest
 from django.contrib.auth.models import Permission
 
-from benchmark.scoring import load_predictions
-from benchmark.scoring.judge import aggregate, build_items
 from benchmark.selectors import active_testset, load_scoring_testset
 from core import workers
 from core.exceptions import DomainError, InvalidTransition, JudgeUnavailable
@@ -15,6 +13,8 @@ from judging import lifecycle, services
 from judging.enums import ItemState, JobStatus
 from judging.models import JudgeEndpoint, JudgeItem, JudgeJob, Verdict
 from judging.standin import Faults, StandinJudge, deterministic_verdict
+from plugins.medvidbench.scoring import load_predictions
+from plugins.medvidbench.scoring.judge import aggregate, build_items
 from submissions.enums import EvaluationStatus
 from submissions.models import Evaluation, Notification, NotificationKind, Submission
 from submissions.services import SubmissionDetails, create_submission, score_evaluation

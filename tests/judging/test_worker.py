@@ -9,13 +9,13 @@ import time
 import pytest
 from django.db import connection
 
-from benchmark.scoring import load_predictions
-from benchmark.scoring.judge import aggregate, build_items
 from benchmark.selectors import load_scoring_testset
 from judging import services
 from judging.enums import ItemState, JobStatus
 from judging.models import JudgeEndpoint, JudgeJob, VerdictClaim
 from judging.standin import Faults, StandinJudge, deterministic_verdict
+from plugins.medvidbench.scoring import load_predictions
+from plugins.medvidbench.scoring.judge import aggregate, build_items
 from submissions.enums import EvaluationStatus
 from submissions.services import SubmissionDetails, create_submission, score_evaluation
 from tests.accounts.factories import UserFactory

@@ -16,8 +16,8 @@ from functools import cache
 
 import pytest
 
-from benchmark.demo_testset import generate_testset, make_predictions
 from benchmark.services import ensure_plugin_benchmark, import_testset
+from plugins.medvidbench.demo_testset import generate_testset, make_predictions
 from submissions.services import SubmissionDetails, create_submission, score_evaluation
 from tests.accounts.factories import UserFactory
 from tests.benchmark.factories import write_ground_truth

@@ -7,10 +7,10 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from accounts.roles import can_verify_entries
-from benchmark.demo_testset import DEMO_FILENAMES, NEW_MODEL
 from benchmark.models import Benchmark, TestSet
 from benchmark.services import ensure_plugin_benchmark, import_testset
 from core.models import AuditEvent
+from plugins.medvidbench.demo_testset import DEMO_FILENAMES, NEW_MODEL
 from submissions.demo import (
     DEMO_ENTRIES,
     DEMO_MAINTAINER_PASSWORD,

@@ -11,9 +11,9 @@ from django.core.management import call_command
 from django.utils import timezone
 
 from benchmark.scoring.bootstrap import percentile_interval
-from benchmark.scoring.contributions import from_bytes, identity_weights, metric_values
-from benchmark.scoring.tasks import AUTOMATIC_METRICS, JUDGE_METRICS, METRIC_NAMES
 from benchmark.services import import_testset
+from plugins.medvidbench.scoring.contributions import from_bytes, identity_weights, metric_values
+from plugins.medvidbench.scoring.tasks import AUTOMATIC_METRICS, JUDGE_METRICS, METRIC_NAMES
 from submissions import intervals
 from submissions.boards import recompute_board
 from submissions.demo import published_results

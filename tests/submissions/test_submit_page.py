@@ -11,9 +11,9 @@ import pytest
 from django.core.cache import cache
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from benchmark.scoring.submission import UNKNOWN_FIELD_MESSAGE
 from benchmark.selectors import active_testset, clear_parsed_testsets, load_scoring_testset
 from benchmark.services import import_testset, update_benchmark
+from plugins.medvidbench.scoring.submission import UNKNOWN_FIELD_MESSAGE
 from submissions import services
 from submissions.models import Submission
 from tests.accounts.factories import UserFactory, maintainer_user

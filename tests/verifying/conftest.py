@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from benchmark.demo_testset.frames import write_frames
 from benchmark.selectors import active_testset, load_scoring_testset
+from plugins.medvidbench.demo_testset.frames import write_frames
 from plugins.medvidbench.rerun import frame_urls
 from submissions.enums import VerificationStatus
 from submissions.services import (

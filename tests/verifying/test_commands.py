@@ -7,8 +7,8 @@ import pytest
 from cryptography.fernet import Fernet
 from django.core.management import CommandError, call_command
 
-from benchmark.scoring import load_ground_truth
 from plugins.medvidbench import rerun as frames
+from plugins.medvidbench.scoring import load_ground_truth
 from submissions.enums import VerificationStatus
 from verifying import services
 from verifying.endpoints import register_endpoint

@@ -9,10 +9,10 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from benchmark.plugins import get_plugin, plugin_for
-from benchmark.scoring import load_ground_truth
 from benchmark.selectors import active_testset, load_scoring_testset
 from core.models import AuditEvent
 from plugins.medvidbench import rerun as frames
+from plugins.medvidbench.scoring import load_ground_truth
 from submissions.enums import VerificationStatus
 from tests.submissions.test_demo import demo_dir  # noqa: F401  (a fixture)
 from verifying import services

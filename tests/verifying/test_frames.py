@@ -5,9 +5,9 @@ exactly the frames a re-run sends."""
 import pytest
 
 from benchmark import media
-from benchmark.demo_testset import frames as demo_frames
-from benchmark.scoring.ground_truth import load_ground_truth
 from plugins.medvidbench import rerun as frames
+from plugins.medvidbench.demo_testset import frames as demo_frames
+from plugins.medvidbench.scoring.ground_truth import load_ground_truth
 from tests.benchmark.factories import small_ground_truth
 from tests.verifying.conftest import with_frames
 

@@ -17,8 +17,8 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandParser
 
-from benchmark.demo_testset import DEMO_FILENAMES, write_demo_files
-from benchmark.demo_testset.frames import DEFAULT_MAX_FRAMES, write_frames
+from plugins.medvidbench.demo_testset import DEMO_FILENAMES, write_demo_files
+from plugins.medvidbench.demo_testset.frames import DEFAULT_MAX_FRAMES, write_frames
 
 
 class Command(BaseCommand):

@@ -10,7 +10,7 @@ One aggregation serves the published numbers and the bootstrap (issue 12): the p
 and task of every item are kept in `MedSGContributions`, whose `aggregate` reduces them under a
 (B, n) batch of integer weights, and the published result is `aggregate` under the all-ones
 row. So the identity replicate equals the published value bit for bit. The discipline is that
-of benchmark/scoring/contributions.py: each task's IoU sum is one `np.add.reduce` over a
+of plugins/medvidbench/scoring/contributions.py: each task's IoU sum is one `np.add.reduce` over a
 contiguous 1-D row (row by row, never over the 2-D batch, so a replicate's bits do not depend
 on the other rows or on B); counts and hits are exact int64 sums; a ratio of two integers is
 one correctly rounded division; sums over tasks are left-to-right float64 additions in `TASKS`

@@ -2,7 +2,7 @@
 
 The file is a JSON list in test-set order, one row per item:
 `{"index": i, "task": <task key>, "prediction": <text or [x1, y1, x2, y2]>}`. As for
-MedVidBench (benchmark/scoring/submission.py), the order is the contract: `index` must equal
+MedVidBench (plugins/medvidbench/scoring/submission.py), the order is the contract: `index` must equal
 the row's position and `task` the test set's task there; a row holds exactly these three keys
 (ground-truth keys get their own message, any other key is refused rather than ignored); the
 file is strict JSON. A list prediction must be 4 finite numbers: a malformed list is the

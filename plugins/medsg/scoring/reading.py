@@ -1,9 +1,9 @@
 """Reading an uploaded JSON file strictly, for the test set and the predictions alike.
 
-The same rules as MedVidBench's predictions (benchmark/scoring/submission.py): UTF-8 only
+The same rules as MedVidBench's predictions (plugins/medvidbench/scoring/submission.py): UTF-8 only
 (one byte-order mark tolerated), nesting bounded before parsing, then `strict_json.loads`, so
 NaN, Infinity, overflowing numbers and repeated keys arrive as markers the row checks name.
-`benchmark.scoring.submission` keeps its own private copy of these steps; when the plugin
+`plugins.medvidbench.scoring.submission` keeps its own private copy of these steps; when the plugin
 protocol lands, one shared reader in `strict_json` can serve both.
 
 Plain Python + numpy, no Django.

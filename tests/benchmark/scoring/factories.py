@@ -5,8 +5,8 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from benchmark.scoring import TestSet, load_ground_truth
-from benchmark.scoring.ground_truth import Sample
+from plugins.medvidbench.scoring import TestSet, load_ground_truth
+from plugins.medvidbench.scoring.ground_truth import Sample
 
 _clip_numbers = itertools.count()
 

@@ -1,8 +1,11 @@
 import pytest
 
-from benchmark.scoring.metrics.assessment import score_cvs_assessment, score_skill_assessment
-from benchmark.scoring.parsers import parse_cvs, parse_skill_aspects
-from benchmark.scoring.tasks import CVS_ACC, SA_ACC
+from plugins.medvidbench.scoring.metrics.assessment import (
+    score_cvs_assessment,
+    score_skill_assessment,
+)
+from plugins.medvidbench.scoring.parsers import parse_cvs, parse_skill_aspects
+from plugins.medvidbench.scoring.tasks import CVS_ACC, SA_ACC
 
 from .factories import gt_record, make_test_set
 

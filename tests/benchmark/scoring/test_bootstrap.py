@@ -19,9 +19,9 @@ from benchmark.scoring.bootstrap import (
     replicate_weights,
     seed_integer,
     tiers,
-    video_clusters,
 )
 from benchmark.scoring.ranking import Entry, MetricSpec, RankingPolicy, rank_entries
+from plugins.medvidbench.scoring.clusters import video_clusters
 
 pytestmark = pytest.mark.unit
 

@@ -1,4 +1,6 @@
-"""benchmark.scoring stays plain Python + numpy (house style): no Django, no project app.
+"""The scoring code stays plain Python + numpy (house style): no Django, no project app. That is
+the platform's generic `benchmark.scoring` (which imports no benchmark plugin either) and
+MedVidBench's scorer, `plugins.medvidbench.scoring` (which may import the generic package).
 
 The check reads every module's AST instead of importing it, so a forbidden import is caught even
 inside a function or an ``if TYPE_CHECKING`` block, and without running any scoring code.
@@ -14,7 +16,10 @@ pytestmark = pytest.mark.unit
 REPO_ROOT = Path(__file__).resolve().parents[3]
 SCORING_DIR = REPO_ROOT / "benchmark" / "scoring"
 ALLOWED_PACKAGE = "benchmark.scoring"
-# Django, the Django-only libraries, our settings and every app; `benchmark` itself only below.
+MEDVIDBENCH_SCORING_DIR = REPO_ROOT / "plugins" / "medvidbench" / "scoring"
+MEDVIDBENCH_PACKAGE = "plugins.medvidbench.scoring"
+# Django, the Django-only libraries, our settings and every app; `benchmark` and `plugins`
+# themselves only below.
 FORBIDDEN_ROOTS = {
     "django",
     "rest_framework",
@@ -25,17 +30,26 @@ FORBIDDEN_ROOTS = {
     "accounts",
     "submissions",
     "judging",
+    "verifying",
+    "api",
 }
 # Stands for a relative import that climbs above `benchmark`: Python rejects it, and so do we.
 BEYOND_TOP = "<relative import beyond the top package>"
 
 
-def is_forbidden(module: str) -> bool:
+def _within(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+def is_forbidden(module: str, *, own: str = ALLOWED_PACKAGE) -> bool:
+    """Whether a module of the scoring package `own` may not import `module`: anything of
+    Django or an app, and of `benchmark` or `plugins` anything but the generic scoring package
+    and `own` itself."""
     if module == BEYOND_TOP:
         return True
     root = module.split(".")[0]
-    if root == "benchmark":
-        return module != ALLOWED_PACKAGE and not module.startswith(ALLOWED_PACKAGE + ".")
+    if root in ("benchmark", "plugins"):
+        return not (_within(module, ALLOWED_PACKAGE) or _within(module, own))
     return root in FORBIDDEN_ROOTS
 
 
@@ -82,13 +96,29 @@ def scoring_modules() -> list[Path]:
     return sorted(SCORING_DIR.rglob("*.py"))
 
 
+def medvidbench_scoring_modules() -> list[Path]:
+    return sorted(MEDVIDBENCH_SCORING_DIR.rglob("*.py"))
+
+
 def dotted_path(path: Path) -> str:
     return ".".join(path.relative_to(REPO_ROOT).with_suffix("").parts)
 
 
-def test_the_walk_finds_the_scoring_package():
-    # Guards against passing vacuously if the package moved or the path logic broke.
+def test_the_walk_finds_the_scoring_packages():
+    # Guards against passing vacuously if a package moved or the path logic broke.
     assert scoring_modules(), f"no .py file found under {SCORING_DIR}"
+    assert len(medvidbench_scoring_modules()) > 10, f"no scorer under {MEDVIDBENCH_SCORING_DIR}"
+
+
+def test_medvidbench_scoring_imports_neither_django_nor_any_app_nor_another_plugin():
+    violations = [
+        f"{path.relative_to(REPO_ROOT)}:{line}: imports {module}"
+        for path in medvidbench_scoring_modules()
+        for line, module in imported_modules(path.read_text(encoding="utf-8"), dotted_path(path))
+        if is_forbidden(module, own=MEDVIDBENCH_PACKAGE)
+    ]
+
+    assert violations == []
 
 
 def test_scoring_imports_neither_django_nor_any_project_app():
@@ -113,15 +143,17 @@ CHECKER_CASES = [
     ("from benchmark.models import TestSet", True),
     ("from benchmark import models", True),
     ("import benchmark", True),
-    ("from ... import models", True),  # benchmark.models, from benchmark/scoring/metrics/
+    ("from ... import models", True),  # benchmark.models, from plugins/medvidbench/scoring/metrics/
     ("from .... import anything", True),  # above the top package
     ("def f():\n    from django.conf import settings", True),
     ("import importlib\nimportlib.import_module('django.conf')", True),
     ("__import__('core.exceptions')", True),
     ("import numpy as np", False),
     ("import json, re", False),
-    ("from benchmark.scoring.parsers import parse_tal", False),
+    ("from benchmark.scoring.errors import Problem", False),
     ("from benchmark import scoring", False),
+    ("from plugins.medvidbench.scoring import tasks", True),  # generic code imports no plugin
+    ("import plugins.medsg", True),
     ("from . import common", False),
     ("from .. import parsers", False),  # benchmark.scoring.parsers
     ("from ..errors import ScoringError", False),

@@ -12,25 +12,31 @@ import random
 import numpy as np
 import pytest
 
-from benchmark.demo_testset import PREDICTION_KINDS, generate_testset, make_predictions
-from benchmark.scoring import METRIC_NAMES, evaluate, load_ground_truth, load_predictions
-from benchmark.scoring.contributions import (
+from plugins.medvidbench.definition import SCORING_DATA_DIR
+from plugins.medvidbench.demo_testset import PREDICTION_KINDS, generate_testset, make_predictions
+from plugins.medvidbench.scoring import METRIC_NAMES, evaluate, load_ground_truth, load_predictions
+from plugins.medvidbench.scoring.contributions import (
     Contributions,
     PooledMean,
     as_weights,
     identity_weights,
     metric_values,
 )
-from benchmark.scoring.evaluate import evaluate_with_contributions
-from benchmark.scoring.judge import (
+from plugins.medvidbench.scoring.evaluate import evaluate_with_contributions
+from plugins.medvidbench.scoring.judge import (
     aggregate,
     build_items,
     judge_contributions,
     load_rubric,
     with_judge,
 )
-from benchmark.scoring.tasks import AUTOMATIC_METRICS, CVS_ACC, JUDGE_METRICS, NAP_ACC, SA_ACC
-from plugins.medvidbench.definition import SCORING_DATA_DIR
+from plugins.medvidbench.scoring.tasks import (
+    AUTOMATIC_METRICS,
+    CVS_ACC,
+    JUDGE_METRICS,
+    NAP_ACC,
+    SA_ACC,
+)
 
 from .factories import gt_record, make_test_set
 
@@ -406,7 +412,7 @@ def test_automatic_and_judge_metrics_are_all_recorded(demo_scored):
 
 @pytest.mark.parametrize("kind", PREDICTION_KINDS)
 def test_stored_contributions_give_the_same_values_bit_for_bit(demo, demo_scored, kind):
-    from benchmark.scoring.contributions import from_bytes, to_bytes
+    from plugins.medvidbench.scoring.contributions import from_bytes, to_bytes
 
     _, test_set, _ = demo
     _, contributions = demo_scored[kind]
@@ -421,7 +427,7 @@ def test_stored_contributions_give_the_same_values_bit_for_bit(demo, demo_scored
 
 
 def test_anything_but_stored_contributions_is_refused():
-    from benchmark.scoring.contributions import from_bytes, to_bytes
+    from plugins.medvidbench.scoring.contributions import from_bytes, to_bytes
 
     with pytest.raises(ValueError, match="not stored contributions"):
         from_bytes(b"not an archive")

@@ -4,14 +4,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from benchmark.scoring.metrics.dense_captioning import (
+from plugins.medvidbench.scoring.metrics.dense_captioning import (
     activitynet_iou,
     flatten_overlaps,
     score_dense_captioning,
     temporal_f1,
 )
-from benchmark.scoring.parsers import CaptionEvent, parse_dense_captions
-from benchmark.scoring.tasks import DVC_F1
+from plugins.medvidbench.scoring.parsers import CaptionEvent, parse_dense_captions
+from plugins.medvidbench.scoring.tasks import DVC_F1
 
 from .factories import gt_record, make_test_set
 

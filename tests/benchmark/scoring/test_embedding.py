@@ -20,8 +20,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from benchmark.scoring import embedding
-from benchmark.scoring.embedding import (
+from plugins.medvidbench.scoring import embedding
+from plugins.medvidbench.scoring.embedding import (
     MODEL_PACKAGE,
     ModelFilesNotFound,
     SentenceEncoder,

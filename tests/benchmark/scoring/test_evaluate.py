@@ -4,8 +4,14 @@ import json
 
 import pytest
 
-from benchmark.scoring import METRIC_NAMES, SCORER_VERSION, ScoreResult, evaluate, load_predictions
-from benchmark.scoring.result import UnparsedExample
+from plugins.medvidbench.scoring import (
+    METRIC_NAMES,
+    SCORER_VERSION,
+    ScoreResult,
+    evaluate,
+    load_predictions,
+)
+from plugins.medvidbench.scoring.result import UnparsedExample
 
 from .factories import gt_record, make_test_set, rows_for
 

@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from benchmark.scoring import GroundTruthError, Task, load_ground_truth
-from benchmark.scoring.ground_truth import (
+from plugins.medvidbench.scoring import GroundTruthError, Task, load_ground_truth
+from plugins.medvidbench.scoring.ground_truth import (
     CaptionSegment,
     CvsTarget,
     SkillTarget,

@@ -9,14 +9,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from benchmark.scoring import METRIC_NAMES
 from benchmark.scoring.bootstrap import (
     paired_difference,
     percentile_interval,
     replicate_weights,
-    video_clusters,
 )
-from benchmark.scoring.contributions import metric_values
+from plugins.medvidbench.scoring import METRIC_NAMES
+from plugins.medvidbench.scoring.clusters import video_clusters
+from plugins.medvidbench.scoring.contributions import metric_values
 
 from .test_contributions import demo, demo_scored, rubric  # noqa: F401  (module fixtures)
 

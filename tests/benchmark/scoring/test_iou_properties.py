@@ -5,9 +5,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from benchmark.scoring.metrics.dense_captioning import activitynet_iou, activitynet_iou_matrix
-from benchmark.scoring.metrics.stg import box_iou
-from benchmark.scoring.metrics.tal import hull_iou
+from plugins.medvidbench.scoring.metrics.dense_captioning import (
+    activitynet_iou,
+    activitynet_iou_matrix,
+)
+from plugins.medvidbench.scoring.metrics.stg import box_iou
+from plugins.medvidbench.scoring.metrics.tal import hull_iou
 
 pytestmark = pytest.mark.unit
 

@@ -13,8 +13,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from benchmark.scoring import Task, evaluate
-from benchmark.scoring.judge import (
+from plugins.medvidbench.definition import SCORING_DATA_DIR
+from plugins.medvidbench.scoring import Task, evaluate
+from plugins.medvidbench.scoring.judge import (
     JudgeItem,
     Rubric,
     RubricError,
@@ -24,8 +25,7 @@ from benchmark.scoring.judge import (
     load_rubric,
     with_judge,
 )
-from benchmark.scoring.tasks import DVC_F1, DVC_LLM, RC_LLM, TAG_MIOU_03, VS_LLM
-from plugins.medvidbench.definition import SCORING_DATA_DIR
+from plugins.medvidbench.scoring.tasks import DVC_F1, DVC_LLM, RC_LLM, TAG_MIOU_03, VS_LLM
 
 from .factories import gt_record, make_test_set
 
@@ -756,7 +756,7 @@ def test_with_judge_leaves_an_unavailable_metric_empty(rubric):
 def test_means_are_summed_as_numpy_does_not_as_python_sum():
     # Python >= 3.12's sum() compensates rounding; the official scorer's np.mean of five values
     # adds them plainly, left to right. These differ in the last bit here.
-    from benchmark.scoring.judge import _mean_of
+    from plugins.medvidbench.scoring.judge import _mean_of
 
     values = [1.0, 1.0, 4 / 3, 4 / 3, 4 / 3]
     assert sum(values) / 5 != float(np.mean(values))

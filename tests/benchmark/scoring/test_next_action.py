@@ -1,8 +1,8 @@
 import pytest
 
-from benchmark.scoring.labels import load_action_labels
-from benchmark.scoring.metrics.next_action import class_list, score_next_action
-from benchmark.scoring.tasks import NAP_ACC
+from plugins.medvidbench.scoring.labels import load_action_labels
+from plugins.medvidbench.scoring.metrics.next_action import class_list, score_next_action
+from plugins.medvidbench.scoring.tasks import NAP_ACC
 
 from .factories import gt_record, make_test_set
 

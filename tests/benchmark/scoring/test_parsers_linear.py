@@ -19,7 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from benchmark.scoring import parsers
+from plugins.medvidbench.scoring import parsers
 
 pytestmark = pytest.mark.unit
 

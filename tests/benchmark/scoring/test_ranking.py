@@ -18,7 +18,7 @@ from benchmark.scoring.ranking import (
     rank_entries,
     round_like_python,
 )
-from benchmark.scoring.tasks import METRIC_NAMES, STG_MIOU
+from plugins.medvidbench.scoring.tasks import METRIC_NAMES, STG_MIOU
 
 pytestmark = pytest.mark.unit
 

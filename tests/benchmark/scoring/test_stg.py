@@ -1,9 +1,9 @@
 import numpy as np
 import pytest
 
-from benchmark.scoring.metrics.stg import box_iou, score_stg
-from benchmark.scoring.parsers import parse_stg
-from benchmark.scoring.tasks import STG_MIOU
+from plugins.medvidbench.scoring.metrics.stg import box_iou, score_stg
+from plugins.medvidbench.scoring.parsers import parse_stg
+from plugins.medvidbench.scoring.tasks import STG_MIOU
 
 from .factories import gt_record, make_test_set
 

@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from benchmark.scoring import PredictionsError, load_predictions
 from benchmark.scoring.strict_json import MAX_JSON_DEPTH, nesting_problem, text_problem
+from plugins.medvidbench.scoring import PredictionsError, load_predictions
 
 from .factories import gt_record, make_test_set, rows_for
 

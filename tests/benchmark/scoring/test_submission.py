@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from benchmark.scoring import PredictionsError, load_predictions
+from plugins.medvidbench.scoring import PredictionsError, load_predictions
 
 from .factories import gt_record, make_test_set, rows_for
 

@@ -1,8 +1,8 @@
 import pytest
 
-from benchmark.scoring.metrics.tal import greedy_matched_iou, hull_iou, score_tal
-from benchmark.scoring.parsers import parse_tal
-from benchmark.scoring.tasks import TAG_MIOU_03, TAG_MIOU_05
+from plugins.medvidbench.scoring.metrics.tal import greedy_matched_iou, hull_iou, score_tal
+from plugins.medvidbench.scoring.parsers import parse_tal
+from plugins.medvidbench.scoring.tasks import TAG_MIOU_03, TAG_MIOU_05
 
 from .factories import gt_record, make_test_set
 

@@ -52,7 +52,7 @@ def test_the_pure_code_imports_no_django_and_no_app():
     [
         ("django.db", True),
         ("benchmark.models", True),
-        ("benchmark.scoring.submission", True),
+        ("plugins.medvidbench.scoring.submission", True),
         ("benchmark.scoring.errors.Problem", False),
         ("benchmark.scoring.strict_json", False),
         ("plugins.medsg.scoring.boxes", False),

@@ -18,7 +18,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from benchmark.demo_testset.predictions import (
+from plugins.medvidbench.demo_testset.predictions import (
     BROKEN_ANSWERS,
     NOISY,
     PREDICTION_KINDS,
@@ -26,7 +26,7 @@ from benchmark.demo_testset.predictions import (
     PROSE_EVENTS,
     make_predictions,
 )
-from benchmark.demo_testset.testset import (
+from plugins.medvidbench.demo_testset.testset import (
     BUILDERS,
     Clip,
     Turn,
@@ -48,7 +48,7 @@ from benchmark.demo_testset.testset import (
     tal_spans,
     task_of,
 )
-from benchmark.demo_testset.vocabulary import (
+from plugins.medvidbench.demo_testset.vocabulary import (
     CVS_CRITERIA,
     DATASETS,
     DESCRIPTIONS,

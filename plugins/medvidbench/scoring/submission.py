@@ -23,10 +23,11 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from . import strict_json
-from .errors import MAX_LISTED_PROBLEMS, PredictionsError, Problem
+from benchmark.scoring import strict_json
+from benchmark.scoring.errors import MAX_LISTED_PROBLEMS, PredictionsError, Problem
+from benchmark.scoring.strict_json import Rejected, printable
+
 from .ground_truth import TestSet
-from .strict_json import Rejected, printable
 
 REQUIRED_FIELDS = ("id", "qa_type", "prediction")
 # Keys that only a "merged" file (predictions plus ground truth, or the official app's

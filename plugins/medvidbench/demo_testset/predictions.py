@@ -9,7 +9,7 @@ from collections.abc import Callable
 from itertools import pairwise
 from typing import Any
 
-from benchmark.demo_testset.testset import (
+from plugins.medvidbench.demo_testset.testset import (
     _box_text,
     _events_text,
     _spans_text,
@@ -22,7 +22,7 @@ from benchmark.demo_testset.testset import (
     tal_spans,
     task_of,
 )
-from benchmark.demo_testset.vocabulary import (
+from plugins.medvidbench.demo_testset.vocabulary import (
     CVS_CRITERIA,
     EGOSURGERY_ACTIONS,
     PARAPHRASES,

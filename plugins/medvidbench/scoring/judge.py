@@ -36,12 +36,13 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmark.scoring.rubric import PLACEHOLDERS, JudgeOutcome, RubricError, VerdictError, Verdicts
+from benchmark.scoring.rubric import Rubric as GenericRubric
+
 from .contributions import JudgeDense, JudgePooled, MetricContributions
 from .ground_truth import DenseCaptionTarget, Sample, TestSet
 from .parsers import CaptionEvent, parse_dense_captions
 from .result import ScoreResult
-from .rubric import PLACEHOLDERS, JudgeOutcome, RubricError, VerdictError, Verdicts
-from .rubric import Rubric as GenericRubric
 from .tasks import DVC_LLM, JUDGE_METRICS, RC_LLM, VS_LLM, Task
 
 DVC_THRESHOLDS = (0.3, 0.5, 0.7)

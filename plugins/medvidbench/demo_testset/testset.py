@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Any
 
-from benchmark.demo_testset.vocabulary import (
+from plugins.medvidbench.demo_testset.vocabulary import (
     CVS_CRITERIA,
     DATASETS,
     DESCRIPTIONS,

@@ -32,7 +32,7 @@ class TaskOutcome:
     # One flag per item, in item order: did the answer parse? None where the item is
     # not scored for reasons of its reference (e.g. a next-action label outside its list).
     parsed: list[bool | None]
-    # What each metric aggregated, per sample (benchmark.scoring.contributions): private,
+    # What each metric aggregated, per sample (plugins.medvidbench.scoring.contributions): private,
     # never copied into a ScoreResult.
     contributions: dict[str, MetricContributions] = field(default_factory=dict)
 

@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import GroundTruthError, Problem
+from benchmark.scoring.errors import GroundTruthError, Problem
+
 from .parsers import CVS_COMPONENTS, has_skill_score, parse_cvs, parse_skill_aspects
 from .tasks import Task, route_qa_type
 
