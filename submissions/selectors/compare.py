@@ -18,7 +18,7 @@ from benchmark.models import Benchmark, Metric
 
 from ..enums import STATES_WITH_SCORES, BoardKind
 from ..models import Evaluation, Submission
-from .entries import metric_value
+from .entries import group_order, metric_value
 
 if TYPE_CHECKING:  # `intervals` imports the selectors: at run time this would be a cycle
     from ..intervals import Comparison
@@ -190,15 +190,17 @@ def compare_lines(comparison: Comparison, metrics: list[Metric]) -> list[Compare
 
 
 def dataset_lines(comparison: Comparison, metrics: list[Metric]) -> list[DatasetLine]:
-    """Per metric and dataset, both runs' values and a - b (aggregates: public), in the
-    benchmark's metric order, datasets by name."""
+    """Per metric and breakdown group, both runs' values and a - b (aggregates: public), in
+    the benchmark's metric order, the groups as `group_order` puts them (MedSG-Bench's tasks
+    in column order, MedVidBench's datasets by name)."""
     found_a = (comparison.a.result or {}).get("per_dataset") or {}
     found_b = (comparison.b.result or {}).get("per_dataset") or {}
     lines = []
     for metric in metrics:
         differences = comparison.per_dataset.get(metric.key) or {}
         decimals = metric.display_decimals
-        for dataset, difference in differences.items():
+        for dataset in group_order(differences, metrics):
+            difference = differences[dataset]
             lines.append(
                 DatasetLine(
                     metric_key=metric.key,

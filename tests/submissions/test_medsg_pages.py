@@ -183,3 +183,17 @@ def test_admin_submission_page_shows_the_declared_options_and_the_per_task_table
     assert f"Box convention yxyx_norm1000 {YXYX_TEXT}" in text
     assert f"Zero-shot protocol declared {ZERO_SHOT_TEXT}" in text
     assert "Task IoU ACC@0.5 Registered_Diff" in text
+
+
+def test_compare_page_speaks_of_items_and_tasks(client, medsg):
+    a, b = entry(GEMLIKE), entry("GroundDemo-7B (synthetic)")
+    html = get(client, f"/b/medsg-bench/compare/?a={a.pk}&b={b.pk}")
+    text = text_of(html)
+
+    assert "paired bootstrap over the test set's items (both entries resampled" in text
+    assert "<h3>Per task</h3>" in html
+    assert "Per metric and task: A, B and A \N{MINUS SIGN} B" in text
+    tasks = [row[1][1] for row in parse_table(html, "compare-datasets").rows[1:]]
+    assert tasks[: len(TASKS)] == list(TASKS)  # IoU's row per task, in the benchmark's order
+    assert "video" not in text
+    assert "Per dataset" not in text
