@@ -100,6 +100,7 @@ class PublishedRow:
     published_on: date
     is_baseline: bool = True
     model_url: str = ""
+    note: str = "published result, demo data"
 
 
 @dataclass(frozen=True)
@@ -120,6 +121,9 @@ class DemoFiles:
 
     test_set: Path
     entries: tuple[DemoEntry, ...]
+    # Further predictions files the stand-in model plays back (a file no entry has, for a
+    # visitor to upload and a maintainer to re-run); the entries' files are played back too.
+    playback: tuple[Path, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -273,6 +277,13 @@ class Rerun(Protocol):
         predictions file in the benchmark's format, every row in test-set order."""
         ...
 
+    def write_demo_media(
+        self, files: DemoFiles, test_set: Any, root: Path, max_media: int
+    ) -> tuple[int, str]:
+        """Put the media a re-run of the demo test set sends under `root` (a development
+        machine's demo): (files written, a line for the log). Idempotent."""
+        ...
+
 
 @runtime_checkable
 class BenchmarkPlugin(Protocol):
@@ -343,10 +354,10 @@ class BenchmarkPlugin(Protocol):
         benchmark's metric keys by their task)."""
         ...
 
-    def write_demo(self, folder: Path) -> DemoFiles | None:
+    def write_demo(self, folder: Path, *, force: bool = False) -> DemoFiles | None:
         """A synthetic test set and example predictions under `folder` (a development
-        machine's demo), the same bytes on every call; None when the plugin has no demo of
-        its own (MedVidBench's is the platform's first one, `submissions.demo.load_demo`)."""
+        machine's demo), the same bytes on every call; files already there are kept unless
+        `force`. None when the plugin has no demo."""
         ...
 
     def published_rows(self) -> tuple[PublishedRow, ...]:

@@ -56,9 +56,10 @@ def frames_root() -> Path:
     return Path(settings.PODIUM_FRAMES_DIR)
 
 
-def media_root(benchmark: Any, rerun: Rerun) -> Path:
+def media_root(benchmark: Any, rerun: Rerun, *, top: Path | None = None) -> Path:
     """Where a benchmark's re-run reads the media it sends: PODIUM_FRAMES_DIR/<slug>/, or
     PODIUM_FRAMES_DIR itself for a plugin whose media are at the top (MedVidBench's frames,
-    there since before plugins existed); docs/verification.md."""
-    root = frames_root()
+    there since before plugins existed); docs/verification.md. `top` stands for
+    PODIUM_FRAMES_DIR (the stand-in model's --frames-dir)."""
+    root = top if top is not None else frames_root()
     return root / benchmark.slug if rerun.media_in_slug_folder else root

@@ -1,57 +1,41 @@
-"""The re-run's part of the demo (`make run`): the demo test set's frames under
-PODIUM_FRAMES_DIR, the answers of the stand-in model (`manage.py standin_model`), and that
-stand-in registered as the demo entries' model endpoint, so a maintainer can take an entry from
-the Community board to the Official one through a real re-run on a fresh machine.
+"""The re-run's part of the demo (`make run`): the media a re-run of each benchmark's demo test
+set sends (its plugin's `rerun.write_demo_media`: MedVidBench's synthetic frames under
+PODIUM_FRAMES_DIR, MedSG-Bench's images copied to PODIUM_FRAMES_DIR/medsg-bench/), the answers
+of the stand-in model (`manage.py standin_model`), and that stand-in registered as the demo
+entries' model endpoint, so a maintainer can take an entry from the Community board to the
+Official one through a real re-run on a fresh machine.
 
 The stand-in model (`verifying.standin.StandinModel`) is NOT a real model: it plays back the
-demo's predictions files. The model `standin-noisy` answers each test question (known by its
-text and the frames sent with it, `request_key`) with that question's prediction in
-`predictions_noisy.json`, and likewise `standin-perfect`, `standin-prose` and `standin-new` (the
-file no demo entry has, `predictions_new.json`, which a visitor uploads); so the re-run of
-an entry uploaded from the noisy or the prose file reproduces its self-reported numbers and the
-discrepancy report is within the tolerance. Like a real model it answers one request one way:
-where a file answers the same question on the same clip differently (`predictions_perfect.json`
-does, being the references of the gpt and gemini caption variants), it answers with the first,
-and the report shows what that costs (DVC_F1 0.13 below for the perfect file). An entry
-uploaded from another file is re-run against whichever model is registered, and its report
-shows the discrepancies.
+demo's predictions files (every file a plugin's `write_demo` names: its entries' and its
+`playback` ones), one model per file (`standin_model_name`): MedVidBench's `standin-noisy`,
+`standin-perfect`, `standin-prose` and `standin-new` (the file no demo entry has,
+`predictions_new.json`, which a visitor uploads), MedSG-Bench's
+`standin-medsg-bench-<file>`. Each answers a test question (known by its text and the media sent
+with it, `request_key`) with that question's prediction in its file; so the re-run of an entry
+uploaded from one of these files reproduces its self-reported numbers and the discrepancy report
+is within the tolerance. Like a real model it answers one request one way: where a file answers
+the same question on the same clip differently (`predictions_perfect.json` does, being the
+references of the gpt and gemini caption variants), it answers with the first, and the report
+shows what that costs (DVC_F1 0.13 below for the perfect file).
 
-A plugin's demo (`load_plugin_demo`, e.g. MedSG-Bench's under `<demo dir>/medsg-bench/`) gets
-the same: its hook call copies the media its test set refers to (relative to the test set's
-folder) into the benchmark's media folder (`verifying.config.media_root`,
-PODIUM_FRAMES_DIR/<slug>/), and registers the stand-in as the model of each published entry,
-`standin-<plugin key>-<file>` (`plugin_standin_model_name`), which plays back that entry's
-predictions file: for MedSG-Bench a box near the reference in the entry's own box convention,
-so its re-run reproduces its numbers.
-
-`load_demo` (submissions/demo.py) calls `on_demo_loaded` through its hook (VerifyingConfig.ready).
+`load_demo` (submissions/demo.py) calls `on_demo_loaded` through its hook (VerifyingConfig.ready),
+once per benchmark.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
 import tempfile
-import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from django.conf import settings
-
-from benchmark import media
-from benchmark.models import Benchmark
 from benchmark.plugins import (
     DEFAULT_PLUGIN,
     BenchmarkPlugin,
-    Rerun,
-    get_plugin,
     plugin_for,
     plugins,
 )
-from plugins.medvidbench.demo_testset import DEMO_FILENAMES, NEW_MODEL, PREDICTION_KINDS
-from plugins.medvidbench.demo_testset.frames import write_frames
 from submissions.demo import DemoLoaded
 
 from .config import media_root
@@ -62,18 +46,16 @@ STANDIN_PREFIX = "standin-"
 # The demo endpoints' settings: 16 questions in flight finish the 6,245 of the demo test set in
 # well under a minute against the stand-in (docs/verification.md has the figures).
 DEMO_ENDPOINT_SETTINGS = {"concurrency": 16, "max_attempts": 5, "timeout_seconds": 30.0}
-FRAMES_STAMP = ".demo-frames"
 
 
-def standin_model_name(kind: str) -> str:
-    """The stand-in's model that plays back `predictions_<kind>.json`."""
-    return f"{STANDIN_PREFIX}{kind}"
-
-
-def plugin_standin_model_name(key: str, predictions: Path) -> str:
-    """The stand-in's model that plays back a plugin demo's predictions file:
-    `standin-medsg-bench-pixel_near_perfect` for `predictions_pixel_near_perfect.json`."""
-    return f"{STANDIN_PREFIX}{key}-{predictions.stem.removeprefix('predictions_')}"
+def standin_model_name(plugin_key: str, predictions: Path) -> str:
+    """The stand-in's model that plays back a demo predictions file: for the default plugin
+    (MedVidBench) `standin-<kind>` for `predictions_<kind>.json` (`standin-noisy`), for
+    another one `standin-<plugin key>-<kind>` (`standin-medsg-bench-pixel_near_perfect`)."""
+    kind = predictions.stem.removeprefix("predictions_")
+    if plugin_key == DEFAULT_PLUGIN:
+        return f"{STANDIN_PREFIX}{kind}"
+    return f"{STANDIN_PREFIX}{plugin_key}-{kind}"
 
 
 def answer_text(prediction: Any) -> str:
@@ -110,136 +92,81 @@ def answer_tables(
     return tables
 
 
-def demo_answer_tables(demo_dir: Path, root: Path, max_frames: int) -> dict[str, dict[str, str]]:
-    """`answer_tables` for MedVidBench's demo files in `demo_dir`: `standin-<kind>` for each
-    predictions file there (`FileNotFoundError` when there is none)."""
-    plugin = get_plugin(DEFAULT_PLUGIN)
-    test_set = plugin.read_test_set((demo_dir / DEMO_FILENAMES["ground_truth"]).read_bytes())
-    files = {kind: demo_dir / DEMO_FILENAMES[kind] for kind in (*PREDICTION_KINDS, NEW_MODEL)}
-    predictions = {
-        standin_model_name(kind): path.read_bytes() for kind, path in files.items() if path.exists()
-    }
-    if not predictions:
-        raise FileNotFoundError(f"no predictions file in {demo_dir}")
-    return answer_tables(plugin, test_set, predictions, root, max_frames)
-
-
-def plugin_demo_answer_tables(
-    max_media: int, *, log: Callable[[str], Any] = lambda message: None
+def demo_answer_tables(
+    demo_dir: Path | None,
+    max_media: Callable[[BenchmarkPlugin], int],
+    *,
+    frames_root: Path | None = None,
+    only: str | None = None,
+    log: Callable[[str], Any] = lambda message: None,
 ) -> dict[str, dict[str, str]]:
-    """`answer_tables` for every plugin demo whose media are in place (a demo written to a
-    temporary folder, the same bytes as `load_demo`'s): `plugin_standin_model_name` for each
-    entry. A plugin whose demo media are missing is left out, and said so in `log`."""
+    """`answer_tables` for every plugin's demo: a model per predictions file its `write_demo`
+    names (the entries' and `playback`'s, `standin_model_name`). The default plugin's demo is
+    read from `demo_dir` (`FileNotFoundError` without its ground truth: run load_demo); the
+    others' are written again to a temporary folder (the same bytes as `load_demo`'s). A
+    plugin whose media are not in place is left out, and said so in `log`. `frames_root`
+    stands for PODIUM_FRAMES_DIR; `only` keeps one plugin's."""
     tables: dict[str, dict[str, str]] = {}
     for key, plugin in sorted(plugins().items()):
-        rerun = getattr(plugin, "rerun", None)
-        if rerun is None:
+        if plugin.rerun is None or (only is not None and key != only):
             continue
-        with tempfile.TemporaryDirectory() as folder:
-            files = plugin.write_demo(Path(folder))
+        with tempfile.TemporaryDirectory() as scratch:
+            if key == DEFAULT_PLUGIN:
+                if demo_dir is None or not demo_dir.exists():
+                    raise FileNotFoundError(f"no demo files in {demo_dir}")
+                folder = demo_dir
+            else:
+                folder = Path(scratch)
+            files = plugin.write_demo(folder)
             if files is None:
                 continue
             test_set = plugin.read_test_set(files.test_set.read_bytes())
-            root = media_root(plugin.definition, rerun)
-            missing = rerun.missing_media(test_set, root, max_media)
+            root = media_root(plugin.definition, plugin.rerun, top=frames_root)
+            limit = max_media(plugin)
+            missing = plugin.rerun.missing_media(test_set, root, limit)
             if missing:
                 log(
-                    f"{plugin.definition.name}: {len(missing)} demo {rerun.media_label} files "
-                    f"are missing under {root}; its entries are not served (run load_demo)."
+                    f"{plugin.definition.name}: {len(missing)} demo {plugin.rerun.media_label} "
+                    f"files are missing under {root}; its entries are not served (run load_demo)."
                 )
                 continue
-            models = {
-                plugin_standin_model_name(key, entry.predictions): entry for entry in files.entries
+            sources = {
+                standin_model_name(key, entry.predictions): (entry.predictions, entry.options)
+                for entry in files.entries
             }
+            for path in files.playback:
+                if path.exists():
+                    sources.setdefault(standin_model_name(key, path), (path, {}))
             tables.update(
                 answer_tables(
                     plugin,
                     test_set,
-                    {model: entry.predictions.read_bytes() for model, entry in models.items()},
+                    {model: path.read_bytes() for model, (path, _) in sources.items()},
                     root,
-                    max_media,
-                    options={model: entry.options for model, entry in models.items()},
+                    limit,
+                    options={model: options for model, (_, options) in sources.items()},
                 )
             )
     return tables
 
 
-def write_demo_frames(
-    benchmark: Benchmark, demo_dir: Path, root: Path, *, log=lambda message: None
-) -> int:
-    """Write the frames a re-run of the demo test set sends under `root`, unless a stamp there
-    says they were written for this very ground truth and frame limit. Returns how many frame
-    paths were written (0 when they were in place)."""
-    ground_truth = (demo_dir / DEMO_FILENAMES["ground_truth"]).read_bytes()
-    stamp = f"{hashlib.sha256(ground_truth).hexdigest()} max_frames={benchmark.rerun_max_frames}\n"
-    stamp_path = root / FRAMES_STAMP
-    if stamp_path.is_file() and stamp_path.read_text() == stamp:
-        log(f"The demo frames are in place under {root}.")
-        return 0
-    started = time.perf_counter()
-    count = write_frames(root, json.loads(ground_truth), max_frames=benchmark.rerun_max_frames)
-    stamp_path.write_text(stamp)
-    log(
-        f"Wrote the {count} demo frames a re-run sends under {root} in "
-        f"{time.perf_counter() - started:.1f} s (one tiny PNG per clip, hard links for the rest)."
-    )
-    return count
-
-
-def copy_demo_media(rerun: Rerun, test_set: Any, source: Path, root: Path, max_media: int) -> int:
-    """Copy the media a re-run of `test_set` sends from `source` (where the demo wrote them,
-    the test set's folder) to `root`, each file whose copy is missing or differs (written
-    aside, then moved in place). Returns how many were copied."""
-    copied = 0
-    for relative in rerun.media_paths(test_set, max_media):
-        origin, target = media.media_file(source, relative), media.media_file(root, relative)
-        if origin is None or target is None:
-            raise ValueError(f"the demo media path {relative!r} points outside its folder")
-        content = origin.read_bytes()
-        if target.is_file() and target.read_bytes() == content:
-            continue
-        target.parent.mkdir(parents=True, exist_ok=True)
-        descriptor, temporary = tempfile.mkstemp(dir=target.parent, suffix=".part")
-        with os.fdopen(descriptor, "wb") as stream:
-            stream.write(content)
-        os.replace(temporary, target)
-        copied += 1
-    return copied
-
-
 def on_demo_loaded(loaded: DemoLoaded) -> None:
-    """`load_demo`'s hook: write the demo frames under PODIUM_FRAMES_DIR (a plugin's demo: copy
-    its media into the benchmark's media folder), and with a stand-in model URL make the
-    stand-in the model endpoint of every demo entry meant for the boards (keyless).
-    Idempotent: an entry whose active endpoint is already that one keeps it."""
-    if loaded.files is not None:
-        _on_plugin_demo_loaded(loaded)
-        return
-    write_demo_frames(
-        loaded.benchmark, loaded.demo_dir, Path(settings.PODIUM_FRAMES_DIR), log=loaded.log
-    )
-    _register_standins(loaded, lambda entry: standin_model_name(entry.predictions))
-
-
-def _on_plugin_demo_loaded(loaded: DemoLoaded) -> None:
+    """`load_demo`'s hook, once per benchmark: put the media a re-run of its demo test set sends
+    in place (its plugin's `rerun.write_demo_media`: MedVidBench's synthetic frames under
+    PODIUM_FRAMES_DIR, MedSG-Bench's images copied to PODIUM_FRAMES_DIR/medsg-bench/), and with
+    a stand-in model URL make the stand-in the model endpoint of every demo entry meant for
+    the boards (keyless). Idempotent: an entry whose active endpoint is already that one keeps
+    it."""
     plugin = plugin_for(loaded.benchmark)
-    rerun = getattr(plugin, "rerun", None)
-    if rerun is None or loaded.files is None:
+    if plugin.rerun is None:
         return  # its model cannot be re-run: nothing to put in place
     test_set = plugin.read_test_set(loaded.files.test_set.read_bytes())
-    root = media_root(loaded.benchmark, rerun)
-    copied = copy_demo_media(
-        rerun, test_set, loaded.files.test_set.parent, root, loaded.benchmark.rerun_max_frames
+    root = media_root(loaded.benchmark, plugin.rerun)
+    _, line = plugin.rerun.write_demo_media(
+        loaded.files, test_set, root, loaded.benchmark.rerun_max_frames
     )
-    loaded.log(
-        f"{loaded.benchmark.name}: {copied} demo {rerun.media_label} files copied to {root}"
-        if copied
-        else f"{loaded.benchmark.name}: the demo {rerun.media_label} files are in place "
-        f"under {root}."
-    )
-    _register_standins(
-        loaded, lambda entry: plugin_standin_model_name(plugin.key, entry.predictions)
-    )
+    loaded.log(line)
+    _register_standins(loaded, lambda entry: standin_model_name(plugin.key, entry.predictions))
 
 
 def _register_standins(loaded: DemoLoaded, model_of: Callable[[Any], str]) -> None:

@@ -224,7 +224,8 @@ class MedSGPlugin:
             sources={"overall": tuple(tasks), **{task: (task,) for task in tasks}},
         )
 
-    def write_demo(self, folder: Path) -> DemoFiles:
+    def write_demo(self, folder: Path, *, force: bool = False) -> DemoFiles:
+        """The demo (`demo.write_demo`): small files, written every time (the same bytes)."""
         paths = demo.write_demo(folder)
         entries = (
             DemoEntry(
@@ -246,7 +247,13 @@ class MedSGPlugin:
                 options={BOX_FORMAT: "yxyx_norm1000", ZERO_SHOT: DECLARED},
             ),
         )
-        return DemoFiles(test_set=paths["testset"], entries=entries)
+        shown = {entry.predictions for entry in entries}
+        playback = tuple(
+            path
+            for name, path in paths.items()
+            if name not in ("testset", "images") and path not in shown
+        )
+        return DemoFiles(test_set=paths["testset"], entries=entries, playback=playback)
 
     def published_rows(self) -> tuple[PublishedRow, ...]:
         data = json.loads(PUBLISHED_PATH.read_text(encoding="utf-8"))

@@ -18,10 +18,13 @@ No Django here.
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 
 from benchmark import media
+from benchmark.plugins import DemoFiles
 from benchmark.scoring.strict_json import without_refused_characters
 
 from .scoring import Item, MedSGTestSet
@@ -88,6 +91,30 @@ class MedSGRerun:
             for item in test_set.items
         ]
         return json.dumps(rows, ensure_ascii=False).encode()
+
+    def write_demo_media(
+        self, files: DemoFiles, test_set: MedSGTestSet, root: Path, max_media: int
+    ) -> tuple[int, str]:
+        """Copy the demo's images from the test set's folder (where `write_demo` put them) to
+        `root`, each file whose copy is missing or differs (written aside, then moved in)."""
+        source = files.test_set.parent
+        copied = 0
+        for relative in self.media_paths(test_set, max_media):
+            origin, target = media.media_file(source, relative), media.media_file(root, relative)
+            if origin is None or target is None:
+                raise ValueError(f"the demo image path {relative!r} points outside its folder")
+            content = origin.read_bytes()
+            if target.is_file() and target.read_bytes() == content:
+                continue
+            target.parent.mkdir(parents=True, exist_ok=True)
+            descriptor, temporary = tempfile.mkstemp(dir=target.parent, suffix=".part")
+            with os.fdopen(descriptor, "wb") as stream:
+                stream.write(content)
+            os.replace(temporary, target)
+            copied += 1
+        if copied:
+            return copied, f"MedSG-Bench: {copied} demo image files copied to {root}"
+        return 0, f"MedSG-Bench: the demo image files are in place under {root}."
 
 
 rerun = MedSGRerun()

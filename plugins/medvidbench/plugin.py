@@ -7,15 +7,23 @@ bootstrap's clusters, the judge (`judge.py`) and the re-run (`rerun.py`).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Mapping, Sequence
+from datetime import date
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from benchmark.plugins import FileGuide, PublishedRow, TestSetCounts
+from benchmark.plugins import DemoEntry, DemoFiles, FileGuide, PublishedRow, TestSetCounts
 from plugins.medvidbench import scoring
 from plugins.medvidbench.definition import MEDVIDBENCH
+from plugins.medvidbench.demo_testset import (
+    DEMO_FILENAMES,
+    NEW_MODEL,
+    PREDICTION_KINDS,
+    write_demo_files,
+)
 from plugins.medvidbench.rerun import rerun as medvidbench_rerun
 from plugins.medvidbench.scoring import contributions as medvidbench_contributions
 from plugins.medvidbench.scoring.clusters import video_clusters
@@ -26,6 +34,14 @@ from .judge import MedVidBenchJudge
 
 # An id longer than this is cut in a message (ids are short in practice).
 ID_SHOWN_CHARS = 60
+# The official board's published rows (spec 7), the demo's verified entries.
+PUBLISHED_PATH = Path(__file__).resolve().parent / "data" / "published.json"
+# The demo's entries: (model name, predictions file kind, published, team).
+DEMO_ENTRIES = (
+    ("SurgiDemo-7B (synthetic)", "noisy", True, "Demo fine-tuners"),
+    ("ChattyVLM (synthetic)", "prose", True, ""),
+    ("SurgiDemo-7B-private (synthetic)", "noisy", False, ""),
+)
 
 
 class MedVidBenchPlugin:
@@ -129,13 +145,45 @@ class MedVidBenchPlugin:
             sources={task: tuple(values) for task, values in sources.items()},
         )
 
-    def write_demo(self, folder: Path) -> None:
-        """MedVidBench's demo is the platform's own (`submissions.demo.load_demo`)."""
-        return None
+    def write_demo(self, folder: Path, *, force: bool = False) -> DemoFiles:
+        """The synthetic test set and predictions (`demo_testset`), written when the ground
+        truth is not in `folder` yet or `force` (the same seed gives the same bytes); the three
+        demo entries; and every other predictions file for the stand-in model to play back."""
+        if force or not (folder / DEMO_FILENAMES["ground_truth"]).exists():
+            write_demo_files(folder)
+        entries = tuple(
+            DemoEntry(
+                model_name,
+                "Podium demo data",
+                folder / DEMO_FILENAMES[kind],
+                publish=publish,
+                team_name=team,
+            )
+            for model_name, kind, publish, team in DEMO_ENTRIES
+        )
+        shown = {entry.predictions for entry in entries}
+        playback = tuple(
+            folder / DEMO_FILENAMES[kind]
+            for kind in (*PREDICTION_KINDS, NEW_MODEL)
+            if folder / DEMO_FILENAMES[kind] not in shown
+        )
+        return DemoFiles(
+            test_set=folder / DEMO_FILENAMES["ground_truth"], entries=entries, playback=playback
+        )
 
     def published_rows(self) -> tuple[PublishedRow, ...]:
-        """The official board's rows come with the demo (`submissions.demo`)."""
-        return ()
+        """The official board's 15 published rows (spec 7), dated as verified there."""
+        rows = json.loads(PUBLISHED_PATH.read_text(encoding="utf-8"))["rows"]
+        return tuple(
+            PublishedRow(
+                model_name=row["model_name"],
+                values=row["values"],
+                published_on=date.fromisoformat(row["verified_on"]),
+                is_baseline=row["is_baseline"],
+                note="published official result (spec 7), demo data",
+            )
+            for row in rows
+        )
 
 
 class Contributions:

@@ -12,12 +12,16 @@ were plugins, so `media_in_slug_folder` is False). No Django here.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 from benchmark import media
+from benchmark.plugins import DemoFiles
 from benchmark.scoring.strict_json import without_refused_characters
+from plugins.medvidbench.demo_testset.frames import write_frames
 from plugins.medvidbench.scoring import TestSet
 from plugins.medvidbench.scoring.ground_truth import Sample
 
@@ -107,5 +111,28 @@ class MedVidBenchRerun:
         ]
         return json.dumps(rows, ensure_ascii=False).encode()
 
+    def write_demo_media(
+        self, files: DemoFiles, test_set: TestSet, root: Path, max_media: int
+    ) -> tuple[int, str]:
+        """The demo test set's frames, synthetic (one tiny PNG per clip, hard links for the
+        rest: `demo_testset.frames`), unless a stamp under `root` says they were written for
+        this very ground truth and frame limit."""
+        ground_truth = files.test_set.read_bytes()
+        stamp = f"{hashlib.sha256(ground_truth).hexdigest()} max_frames={max_media}\n"
+        stamp_path = root / FRAMES_STAMP
+        if stamp_path.is_file() and stamp_path.read_text() == stamp:
+            return 0, f"The demo frames are in place under {root}."
+        started = time.perf_counter()
+        count = write_frames(root, json.loads(ground_truth), max_frames=max_media)
+        stamp_path.write_text(stamp)
+        return count, (
+            f"Wrote the {count} demo frames a re-run sends under {root} in "
+            f"{time.perf_counter() - started:.1f} s (one tiny PNG per clip, hard links for the "
+            "rest)."
+        )
+
+
+# Written beside the demo frames: the ground truth and frame limit they were written for.
+FRAMES_STAMP = ".demo-frames"
 
 rerun = MedVidBenchRerun()

@@ -63,7 +63,7 @@ def published(medvidbench, published_rows):
             model_name=row.model_name,
             values=row.values,
             verified_at=datetime(
-                row.verified_on.year, row.verified_on.month, row.verified_on.day, tzinfo=UTC
+                row.published_on.year, row.published_on.month, row.published_on.day, tzinfo=UTC
             ),
             is_baseline=row.is_baseline,
             model_url=f"https://example.org/{row.model_name}",

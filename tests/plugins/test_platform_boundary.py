@@ -6,11 +6,6 @@ The walk reads every module's AST (as tests/benchmark/scoring/test_boundary.py d
 import inside a function, an `if TYPE_CHECKING` block or an `importlib.import_module` string is
 caught too. Migrations are platform modules like any other.
 
-Still outside the boundary, and listed here so the list can only shrink: MedVidBench's demo
-(the synthetic files, the 15 published rows, the frames a re-run sends and the stand-in model's
-playback) is set up by three platform modules written for it before plugins existed. Moving it
-behind `write_demo` / `published_rows` / the re-run's media is the next step; when one of them
-stops importing a plugin, the test says to drop it from the list.
 """
 
 from pathlib import Path
@@ -33,11 +28,6 @@ PLATFORM_APPS = (
     "verifying",
 )
 PLUGIN_PACKAGE = "plugins"
-NOT_YET_BEHIND_THE_BOUNDARY = {
-    "benchmark/management/commands/make_demo_testset.py",
-    "submissions/demo.py",
-    "verifying/demo.py",
-}
 
 
 def platform_modules() -> list[Path]:
@@ -66,12 +56,7 @@ def test_no_platform_module_imports_a_benchmark_plugin():
         if (imports := plugin_imports(path))
     }
 
-    outside = {
-        path: imports for path, imports in found.items() if path not in NOT_YET_BEHIND_THE_BOUNDARY
-    }
-    assert outside == {}, "platform modules import a plugin: go through benchmark.plugins"
-    behind = sorted(NOT_YET_BEHIND_THE_BOUNDARY - set(found))
-    assert behind == [], f"now behind the boundary: remove {behind} from the list"
+    assert found == {}, "platform modules import a plugin: go through benchmark.plugins"
 
 
 @pytest.mark.parametrize(

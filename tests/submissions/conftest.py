@@ -13,7 +13,7 @@ from django.db import connection
 
 from benchmark.selectors import clear_parsed_testsets
 from benchmark.services import ensure_plugin_benchmark, import_testset
-from submissions.demo import published_results
+from plugins.medvidbench.plugin import plugin as medvidbench_plugin
 from tests.benchmark.factories import BenchmarkFactory, small_ground_truth, write_ground_truth
 from tests.processes import stop_process_group
 
@@ -80,7 +80,7 @@ def medvidbench(private_dir, records, tmp_path):
 @pytest.fixture
 def published_rows():
     """The 15 published official rows of spec 7, from the demo data file."""
-    return published_results()
+    return medvidbench_plugin.published_rows()
 
 
 def start_cluster(workers: int = 1, **extra_env: str) -> subprocess.Popen:

@@ -12,11 +12,12 @@ from benchmark.plugins import get_plugin, plugin_for
 from benchmark.selectors import active_testset, load_scoring_testset
 from core.models import AuditEvent
 from plugins.medvidbench import rerun as frames
+from plugins.medvidbench.rerun import FRAMES_STAMP
 from plugins.medvidbench.scoring import load_ground_truth
 from submissions.enums import VerificationStatus
 from tests.submissions.test_demo import demo_dir  # noqa: F401  (a fixture)
 from verifying import services
-from verifying.demo import FRAMES_STAMP, answer_tables
+from verifying.demo import answer_tables
 from verifying.enums import RerunStatus
 from verifying.models import ModelEndpoint
 from verifying.standin import StandinModel

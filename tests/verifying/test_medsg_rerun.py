@@ -26,7 +26,7 @@ from submissions.services import (
 )
 from tests.accounts.factories import UserFactory
 from verifying import services
-from verifying.demo import plugin_demo_answer_tables
+from verifying.demo import demo_answer_tables
 from verifying.enums import RerunStatus
 from verifying.models import ModelEndpoint
 from verifying.standin import StandinModel, request_key
@@ -267,7 +267,7 @@ def test_the_medsg_demo_entries_rerun_against_the_demo_standin_reproduce_their_n
     with capture(execute=True):
         benchmark = load_plugin_demo(
             plugin, demo_dir, user=UserFactory(), log=lambda message: None, standin_model_url=url
-        )
+        ).benchmark
 
     # The images the test set names, copied where the re-run reads them.
     root = settings.PODIUM_FRAMES_DIR / benchmark.slug
@@ -290,7 +290,9 @@ def test_the_medsg_demo_entries_rerun_against_the_demo_standin_reproduce_their_n
         ("GroundDemo-7B (synthetic)", url, "standin-medsg-bench-pixel_near_perfect"),
     ]
 
-    with StandinModel(models=plugin_demo_answer_tables(8)) as model:
+    with StandinModel(
+        models=demo_answer_tables(None, lambda plugin: 8, only="medsg-bench")
+    ) as model:
         for name, _, model_name in registered:
             submission = grant_access(
                 Submission.objects.get(benchmark=benchmark, model_name=name), maintainer, capture

@@ -156,7 +156,7 @@ class ToyPlugin:
             sources={"overall": tuple(classes), **{name: (name,) for name in classes}},
         )
 
-    def write_demo(self, folder: Path) -> None:
+    def write_demo(self, folder: Path, *, force: bool = False) -> None:
         return None
 
     def published_rows(self) -> tuple[PublishedRow, ...]:

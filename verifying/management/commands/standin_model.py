@@ -16,13 +16,14 @@ import signal
 import time
 from pathlib import Path
 from types import FrameType
+from typing import Any
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from benchmark.models import Benchmark
 from benchmark.scoring import ScoringInputError
-from verifying.demo import demo_answer_tables, plugin_demo_answer_tables
+from verifying.demo import demo_answer_tables
 from verifying.standin import StandinModel
 
 DEFAULT_MAX_FRAMES = Benchmark._meta.get_field("rerun_max_frames").default
@@ -55,7 +56,7 @@ class Command(BaseCommand):
             "--max-frames",
             type=int,
             default=None,
-            help="frames per question a re-run sends (default: MedVidBench's rerun_max_frames, "
+            help="media per question a re-run sends (default: each benchmark's rerun_max_frames, "
             f"else {DEFAULT_MAX_FRAMES})",
         )
         parser.add_argument(
@@ -65,11 +66,15 @@ class Command(BaseCommand):
     def handle(self, *args: object, **options: object) -> None:
         demo_dir = options["demo_dir"] or Path(settings.VAR_DIR) / "demo"
         root = options["frames_dir"] or Path(settings.PODIUM_FRAMES_DIR)
-        max_frames = options["max_frames"] or _benchmark_max_frames()
         started = time.perf_counter()
+
+        def max_media(plugin: Any) -> int:
+            return options["max_frames"] or _benchmark_max_frames(plugin.definition.slug)
+
         try:
-            tables = demo_answer_tables(demo_dir, root, max_frames)
-            tables.update(plugin_demo_answer_tables(max_frames, log=self.stderr.write))
+            tables = demo_answer_tables(
+                demo_dir, max_media, frames_root=root, log=self.stderr.write
+            )
         except (OSError, ScoringInputError) as error:
             raise CommandError(
                 f"Cannot build the stand-in's answers ({error}); run `manage.py load_demo` first "
@@ -98,10 +103,6 @@ class Command(BaseCommand):
             signal.signal(signal.SIGTERM, previous)
 
 
-def _benchmark_max_frames() -> int:
-    value = (
-        Benchmark.objects.filter(slug="medvidbench")
-        .values_list("rerun_max_frames", flat=True)
-        .first()
-    )
+def _benchmark_max_frames(slug: str) -> int:
+    value = Benchmark.objects.filter(slug=slug).values_list("rerun_max_frames", flat=True).first()
     return value or DEFAULT_MAX_FRAMES
