@@ -94,3 +94,25 @@ def test_a_bad_file_exits_non_zero_without_a_traceback(files, tmp_path):
     assert "The predictions file was rejected (1 problem(s)):" in completed.stderr
     assert "not valid JSON: Expecting property name enclosed in double quotes" in completed.stderr
     assert "Traceback" not in completed.stderr
+
+
+@pytest.mark.parametrize(
+    ("missing", "kind"), [("ground_truth", "ground-truth"), ("predictions", "predictions")]
+)
+def test_a_file_that_cannot_be_read_is_refused_as_its_loader_refuses_one(
+    files, tmp_path, missing, kind
+):
+    ground_truth, predictions = files
+    absent = tmp_path / "absent.json"
+    if missing == "ground_truth":
+        ground_truth = absent
+    else:
+        predictions = absent
+
+    with pytest.raises(CommandError) as raised:
+        run_score(str(predictions), "--ground-truth", str(ground_truth))
+
+    assert str(raised.value) == (
+        f"The {kind} file was rejected (1 problem(s)):\n"
+        f"  - cannot read {absent}: No such file or directory"
+    )

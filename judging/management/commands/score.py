@@ -31,7 +31,12 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from benchmark.plugins import DEFAULT_PLUGIN, BenchmarkPlugin, UnknownPlugin, get_plugin, plugins
-from benchmark.scoring.errors import ScoringInputError
+from benchmark.scoring.errors import (
+    GroundTruthError,
+    PredictionsError,
+    Problem,
+    ScoringInputError,
+)
 from benchmark.scoring.rubric import JudgeOutcome, Rubric
 from judging.client import (
     Backoff,
@@ -91,9 +96,9 @@ class Command(BaseCommand):
             raise CommandError("--judge-base-url and --judge-model go together.")
         chosen = _chosen_options(plugin, options)
         try:
-            test_set = plugin.read_test_set(_read(options["ground_truth"]))
+            test_set = plugin.read_test_set(_read(options["ground_truth"], GroundTruthError))
             predictions = plugin.check_predictions(
-                _read(options["predictions"]),
+                _read(options["predictions"], PredictionsError),
                 test_set,
                 options=chosen,
                 # The command scores files on disk as they are; the upload limit is the site's.
@@ -187,11 +192,13 @@ class Command(BaseCommand):
         return plugin.judge.outcome(test_set, items, verdicts, rubric)
 
 
-def _read(path: Path) -> bytes:
+def _read(path: Path, refused: type[ScoringInputError]) -> bytes:
+    """The file's bytes; a file that cannot be read is refused as the loaders refuse one
+    (`GroundTruthError` or `PredictionsError`, one problem), so the message is the same."""
     try:
         return Path(path).read_bytes()
     except OSError as error:
-        raise CommandError(f"Cannot read {path}: {error.strerror}.") from None
+        raise refused([Problem(f"cannot read {path}: {error.strerror}")]) from None
 
 
 def _chosen_options(plugin: BenchmarkPlugin, options: dict) -> dict[str, str]:
