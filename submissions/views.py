@@ -39,7 +39,11 @@ def home(request: HttpRequest) -> HttpResponse:
     benchmarks = list(public_benchmarks())
     if len(benchmarks) == 1:
         return redirect("submissions:board", slug=benchmarks[0].slug)
-    return render(request, "submissions/home.html", {"benchmarks": benchmarks})
+    return render(
+        request,
+        "submissions/home.html",
+        {"benchmarks": benchmarks, "cards": selectors.benchmark_cards(benchmarks)},
+    )
 
 
 def board(request: HttpRequest, slug: str, board: str = BoardKind.OFFICIAL) -> HttpResponse:

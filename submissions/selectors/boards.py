@@ -9,7 +9,7 @@ from datetime import datetime
 from typing import Any
 from urllib.parse import urlencode
 
-from django.db.models import Count, Max, Q
+from django.db.models import Count, Max, Min, Q
 
 from benchmark.models import Benchmark, Metric
 
@@ -364,6 +364,48 @@ def sort_board_rows(rows: list[BoardRow], sort: BoardSort) -> list[BoardRow]:
     # A stable sort: rows with equal values stay in rank order, in either direction.
     present.sort(key=value_of, reverse=sort.descending)
     return present + empty
+
+
+# --- the home page ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BenchmarkCard:
+    """A benchmark on the home page: its rows on each board and the Official board's leader."""
+
+    benchmark: Benchmark
+    official: int
+    community: int
+    leader: str  # the model ranked first on the Official board ("" when it has no row)
+
+
+def benchmark_cards(benchmarks: list[Benchmark]) -> list[BenchmarkCard]:
+    """A card per benchmark, in three queries whatever their number: the row counts per board,
+    each Official board's first rank, and those rows."""
+    counts: dict[tuple[int, str], int] = {
+        (row["benchmark"], row["board"]): row["count"]
+        for row in BoardEntry.objects.filter(benchmark__in=benchmarks)
+        .values("benchmark", "board")
+        .annotate(count=Count("id"))
+        .order_by()
+    }
+    # The Official board's first row: rank 1 on a per-board ranking, possibly lower under the
+    # global scope (a Community entry may rank above every verified one).
+    official = BoardEntry.objects.filter(benchmark__in=benchmarks, board=BoardKind.OFFICIAL)
+    tops = official.values("benchmark").annotate(top=Min("rank")).order_by()
+    firsts = Q(pk__in=[])
+    for row in tops:
+        firsts |= Q(benchmark=row["benchmark"], rank=row["top"])
+    leaders = dict(official.filter(firsts).values_list("benchmark", "submission__model_name"))
+    return [
+        BenchmarkCard(
+            benchmark=benchmark,
+            official=counts.get((benchmark.pk, BoardKind.OFFICIAL.value), 0),
+            community=counts.get((benchmark.pk, BoardKind.COMMUNITY.value), 0),
+            leader=leaders.get(benchmark.pk, ""),
+        )
+        for benchmark in benchmarks
+    ]
 
 
 # --- the About tab -------------------------------------------------------------------------------
