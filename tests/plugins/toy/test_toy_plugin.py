@@ -177,10 +177,9 @@ def test_setup_benchmarks_lists_the_toy_and_the_home_page_shows_it(toy, client):
     assert benchmark.plugin == "toy-classification"
     assert benchmark.ranking_order == ["accuracy", "macro_accuracy"]
     home = client.get("/").content.decode()
-    assert (
-        f'<li><a href="/b/{SLUG}/">Toy classification</a> <span class="muted">Ten pictures, '
-        "three classes: the smallest benchmark a plugin can serve.</span></li>"
-    ) in home
+    assert f'<h2><a href="/b/{SLUG}/">Toy classification</a></h2>' in home
+    assert "<p>Ten pictures, three classes: the smallest benchmark a plugin can serve.</p>" in home
+    assert f'<a href="/b/{SLUG}/submit/">Submit</a>' in home
 
 
 def test_the_test_set_is_imported_with_its_counts(benchmark):
