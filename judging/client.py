@@ -7,6 +7,10 @@ timeouts, refused or dropped connections) say the endpoint is unreachable for no
 item is bad, so they cost no attempt: an `Outage` shared by the run holds every call back and
 probes with growing waits until the endpoint answers again (or a time limit passes). Only
 answers count as attempts, and only an item whose every answer was unusable fails.
+
+`openai` is imported by the first `ChatClient`, not with this module: it takes ~0.3 s, and
+every process imports this module at start-up (issue 16) while only the judge and the re-run
+talk to an endpoint.
 """
 
 from __future__ import annotations
@@ -18,11 +22,12 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
-
-import openai
+from typing import TYPE_CHECKING, Any
 
 from benchmark.scoring.rubric import Rubric, VerdictError
+
+if TYPE_CHECKING:
+    import openai
 
 MAX_BACKOFF_SECONDS = 60.0
 # How long an endpoint may stay unreachable before a run gives up (PODIUM_JUDGE_OUTAGE_LIMIT_SECONDS
@@ -72,7 +77,10 @@ class ChatClient:
     key_hint = "the API key named in the endpoint's configuration"
 
     def __init__(self, config: EndpointConfig) -> None:
+        import openai  # here: see the module docstring
+
         self.config = config
+        self._openai = openai
         self._client = openai.OpenAI(
             base_url=config.base_url,
             api_key=config.api_key or "unused",
@@ -81,6 +89,7 @@ class ChatClient:
         )
 
     def complete(self, content: str | list[dict[str, Any]]) -> Reply:
+        openai = self._openai
         started = time.monotonic()
         try:
             response = self._client.chat.completions.create(

@@ -1,0 +1,28 @@
+"""Start-up (issue 16): a process that never talks to an endpoint does not import `openai`
+(~0.3 s): Django's set-up of every app, the score command's module and the judge's client
+module leave it out until a `ChatClient` is made."""
+
+import subprocess
+import sys
+
+import pytest
+
+pytestmark = [pytest.mark.integration]
+
+PROGRAM = """
+import os, sys
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.test")
+import django
+django.setup()
+import judging.client, judging.management.commands.score, verifying.services
+before = "openai" in sys.modules
+judging.client.ChatClient(judging.client.EndpointConfig(base_url="http://127.0.0.1:9/v1", model="m", api_key=""))
+print(before, "openai" in sys.modules)
+"""
+
+
+def test_openai_is_imported_by_the_first_client_not_at_start_up():
+    done = subprocess.run(
+        [sys.executable, "-c", PROGRAM], capture_output=True, text=True, check=True, timeout=120
+    )
+    assert done.stdout.split() == ["False", "True"]
