@@ -24,27 +24,13 @@ from tests.judging.conftest import *  # noqa: F403  (judged_benchmark, scored_ru
 from tests.verifying.factories import rerun_report, within_evidence
 
 from .factories import SubmissionFactory, scored_entry
+from .pages import METRIC_KEYS, values
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db]
 
 LIST = "/admin/submissions/submission/"
 V = VerificationStatus
-METRICS = [
-    "CVS_acc",
-    "NAP_acc",
-    "SA_acc",
-    "STG_mIoU",
-    "TAG_mIoU@0.3",
-    "TAG_mIoU@0.5",
-    "DVC_F1",
-    "DVC_llm",
-    "VS_llm",
-    "RC_llm",
-]
-
-
-def values(**overrides):
-    return {**dict.fromkeys(METRICS, 0.5), **overrides}
+METRICS = METRIC_KEYS
 
 
 @pytest.fixture

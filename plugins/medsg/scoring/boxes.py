@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from .reading import describe
+from benchmark.scoring.json_file import describe
 
 Box = tuple[float, float, float, float]
 

@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from benchmark.scoring.weights import as_weights, row_sums
+
 from .boxes import BOX_CONVENTIONS, iou_array, parse_box, to_pixels_array, unknown_convention
 from .predictions import Prediction
 from .testset import TASKS, MedSGTestSet
@@ -176,30 +178,6 @@ def _format_report(
     )
 
 
-def _as_weights(weights: np.ndarray | Sequence[Sequence[int]], count: int) -> np.ndarray:
-    """A checked (B, count) C-contiguous int64 batch; a 1-D vector is one replicate."""
-    array = np.asarray(weights)
-    if array.ndim == 1:
-        array = array[None, :]
-    if array.ndim != 2 or array.shape[1] != count:
-        raise ValueError(f"weights must have shape (B, {count}), not {array.shape}")
-    if array.size and not np.issubdtype(array.dtype, np.integer):
-        raise ValueError(f"weights must be integers, not {array.dtype}")
-    array = np.ascontiguousarray(array, dtype=np.int64)
-    if (array < 0).any():
-        raise ValueError("weights must not be negative")
-    return array
-
-
-def _row_sums(products: np.ndarray) -> np.ndarray:
-    """Each row's `np.add.reduce`, one contiguous 1-D row at a time (see the module
-    docstring): independent of the other rows and of B."""
-    out = np.empty(products.shape[0], dtype=np.float64)
-    for row in range(products.shape[0]):
-        out[row] = np.add.reduce(products[row])
-    return out
-
-
 def _ratio(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
     """numerator / denominator in float64, NaN where the denominator is 0."""
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -252,7 +230,7 @@ class MedSGContributions:
         """Every value under each row of `weights` ((B, n) or one (n,) vector), as (B,)
         arrays: `SUMMARY_KEYS` (unweighted over tasks), the same with `_items`, and per task
         present in the test set `<key>_<task>` plus `n_<task>` (int64)."""
-        batch = _as_weights(weights, self.n_items)
+        batch = as_weights(weights, self.n_items)
         size = batch.shape[0]
         task_total = {key: np.zeros(size, dtype=np.float64) for key in SUMMARY_KEYS}
         tasks_counted = np.zeros(size, dtype=np.int64)
@@ -266,7 +244,7 @@ class MedSGContributions:
                 continue  # not in this test set: no value at all
             taken = batch[:, rows]
             count = taken.sum(axis=1)
-            iou_sum = _row_sums(np.ascontiguousarray(taken * self._task_ious[code]))
+            iou_sum = row_sums(np.ascontiguousarray(taken * self._task_ious[code]))
             present = count > 0
             values = {IOU: _ratio(iou_sum, count)}
             for (name, _), hit_rows in zip(THRESHOLDS, self._task_hit_rows[code], strict=True):

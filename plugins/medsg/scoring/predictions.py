@@ -19,10 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from benchmark.scoring.errors import MAX_LISTED_PROBLEMS, PredictionsError, Problem
+from benchmark.scoring.json_file import describe, field_name, first_rejected, read_json
 from benchmark.scoring.strict_json import Rejected, printable, text_problem
 
 from .boxes import list_box_problem
-from .reading import describe, field_name, first_rejected, read_json
 from .testset import MedSGTestSet
 
 REQUIRED_FIELDS = ("index", "task", "prediction")

@@ -25,9 +25,8 @@ from typing import Any
 import numpy as np
 
 from benchmark.scoring.errors import MAX_LISTED_PROBLEMS, GroundTruthError, Problem
+from benchmark.scoring.json_file import describe, field_name, first_rejected, read_json
 from benchmark.scoring.strict_json import Rejected, printable, text_problem
-
-from .reading import describe, field_name, first_rejected, read_json
 
 # The eight tasks, in the paper's order (spec: "Tasks"); the order of every per-task listing.
 TASKS = (

@@ -44,6 +44,8 @@ from typing import Protocol
 
 import numpy as np
 
+from benchmark.scoring.weights import as_weights, row_sums
+
 from .tasks import METRIC_NAMES
 
 
@@ -61,15 +63,6 @@ def _indices(values: Sequence[int]) -> np.ndarray:
 
 def _floats(values: Sequence[float]) -> np.ndarray:
     return np.asarray(values, dtype=np.float64).reshape(-1)
-
-
-def _row_sums(products: np.ndarray) -> np.ndarray:
-    """Each row's `np.add.reduce`, one contiguous 1-D row at a time: the pairwise sum of
-    `np.mean` over the same values, independent of the other rows and of B."""
-    out = np.empty(products.shape[0], dtype=np.float64)
-    for row in range(products.shape[0]):
-        out[row] = np.add.reduce(products[row])
-    return out
 
 
 def _weighted_products(weights: np.ndarray, values: np.ndarray, finite: bool) -> np.ndarray:
@@ -102,7 +95,7 @@ class PooledMean:
     def compute(self, weights: np.ndarray) -> np.ndarray:
         taken = weights[:, self.samples]
         counts = taken.sum(axis=1)
-        sums = _row_sums(_weighted_products(taken, self.values, self.finite))
+        sums = row_sums(_weighted_products(taken, self.values, self.finite))
         with np.errstate(invalid="ignore", divide="ignore"):
             result = sums / counts
         result[counts == 0] = np.nan
@@ -155,7 +148,7 @@ class DatasetWeightedMean:
             taken = weights[:, self.samples[mine]]
             values = self.values[mine]
             counts = taken.sum(axis=1)
-            sums = _row_sums(_weighted_products(taken, values, bool(np.isfinite(values).all())))
+            sums = row_sums(_weighted_products(taken, values, bool(np.isfinite(values).all())))
             with np.errstate(invalid="ignore", divide="ignore"):
                 means[:, code] = np.where(counts > 0, sums / np.maximum(counts, 1), 0.0)
         result = np.full(batch, np.nan)
@@ -386,21 +379,6 @@ class Contributions:
         if unknown:
             raise ValueError(f"not leaderboard metrics: {unknown}")
         return Contributions(self.n_samples, {**self.metrics, **more})
-
-
-def as_weights(weights: np.ndarray | Sequence[Sequence[int]], n_samples: int) -> np.ndarray:
-    """A checked (B, n_samples) C-contiguous int64 batch; a 1-D vector is one replicate."""
-    array = np.asarray(weights)
-    if array.ndim == 1:
-        array = array[None, :]
-    if array.ndim != 2 or array.shape[1] != n_samples:
-        raise ValueError(f"weights must have shape (B, {n_samples}), not {array.shape}")
-    if array.size and not np.issubdtype(array.dtype, np.integer):
-        raise ValueError(f"weights must be integers, not {array.dtype}")
-    array = np.ascontiguousarray(array, dtype=np.int64)
-    if (array < 0).any():
-        raise ValueError("weights must not be negative")
-    return array
 
 
 def identity_weights(n_samples: int) -> np.ndarray:

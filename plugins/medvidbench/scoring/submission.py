@@ -18,13 +18,13 @@ caller) is refused too: it is sent to the judge as one prompt.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from benchmark.scoring import strict_json
 from benchmark.scoring.errors import MAX_LISTED_PROBLEMS, PredictionsError, Problem
+from benchmark.scoring.json_file import field_name, first_rejected, read_json
 from benchmark.scoring.strict_json import Rejected, printable
 
 from .ground_truth import TestSet
@@ -37,13 +37,6 @@ GROUND_TRUTH_MESSAGE = "Podium never accepts ground truth from a submitter; remo
 UNKNOWN_FIELD_MESSAGE = (
     "unknown field; a row holds exactly id, qa_type and prediction, and Podium refuses "
     "other fields instead of ignoring them; remove it"
-)
-
-_BYTE_ORDER_MARKS = (
-    (b"\xff\xfe\x00\x00", "UTF-32"),
-    (b"\x00\x00\xfe\xff", "UTF-32"),
-    (b"\xff\xfe", "UTF-16"),
-    (b"\xfe\xff", "UTF-16"),
 )
 
 
@@ -97,17 +90,7 @@ def load_predictions(
 
 
 def _decode(source: bytes | str | Path | list[Any]) -> list[Any]:
-    if isinstance(source, list):
-        rows = source
-    else:
-        if isinstance(source, Path | str):
-            try:
-                source = Path(source).read_bytes()
-            except OSError as error:
-                raise PredictionsError(
-                    [Problem(f"cannot read the file: {error.strerror}")]
-                ) from None
-        rows = _parse(source)
+    rows, _ = read_json(source, PredictionsError)
     if isinstance(rows, Rejected):
         raise PredictionsError([Problem(f"the file holds {rows.describe()}, not a list of rows")])
     if not isinstance(rows, list):
@@ -118,65 +101,6 @@ def _decode(source: bytes | str | Path | list[Any]) -> list[Any]:
             [Problem(f"expected a JSON list of {{id, qa_type, prediction}} objects{hint}")]
         )
     return rows
-
-
-def _parse(raw: bytes) -> Any:
-    """The file's JSON, strictly (see the module docstring), or `PredictionsError`."""
-    text = _utf8_text(raw)
-    if text.startswith("\ufeff"):
-        raise PredictionsError(
-            [Problem("the file starts with two byte-order marks (U+FEFF); save it as UTF-8")]
-        )
-    nesting = strict_json.nesting_problem(raw)
-    if nesting:
-        raise PredictionsError([Problem(nesting)])
-    try:
-        return strict_json.loads(text)
-    except json.JSONDecodeError as error:
-        hint = " (the file is empty)" if not text.strip() else ""
-        if error.msg == "Extra data":
-            hint = " (a file holds one JSON list; JSON Lines, one object per line, is not read)"
-        # Some of the parser's messages end in "at" ("Unterminated string starting at",
-        # "Invalid control character at"): the position follows once, not "at at".
-        what = error.msg.removesuffix(" at")
-        raise PredictionsError(
-            [Problem(f"not valid JSON: {what} at line {error.lineno}, column {error.colno}{hint}")]
-        ) from None
-
-
-def _utf8_text(raw: bytes) -> str:
-    for mark, encoding in _BYTE_ORDER_MARKS:
-        if raw.startswith(mark):
-            raise PredictionsError(
-                [
-                    Problem(
-                        f"the file is not UTF-8 text: it starts with a {encoding} byte-order "
-                        "mark; save it as UTF-8"
-                    )
-                ]
-            )
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        line = raw.count(b"\n", 0, error.start) + 1
-        raise PredictionsError(
-            [
-                Problem(
-                    f"the file is not UTF-8 text: byte 0x{raw[error.start]:02x} at line {line} "
-                    "cannot be read as UTF-8; save the file as UTF-8"
-                )
-            ]
-        ) from None
-    if "\x00" in text:  # never in JSON text; UTF-16 without a byte-order mark is full of them
-        raise PredictionsError(
-            [
-                Problem(
-                    "the file is not UTF-8 text: it holds NUL bytes, as UTF-16 or UTF-32 text "
-                    "does; save it as UTF-8"
-                )
-            ]
-        )
-    return text
 
 
 def _check_row(
@@ -201,17 +125,17 @@ def _check_row(
         Problem(
             "appears more than once in this row; JSON objects must not repeat a key",
             index,
-            _field_name(name),
+            field_name(name),
         )
         for name in getattr(row, "duplicates", ())
     ]
     for name, value in row.items():
-        field = _field_name(name)
+        field = field_name(name)
         text = strict_json.text_problem(name)
         if text:
             problems.append(Problem(f"the key {text}", index, field))
             continue
-        rejected = _first_rejected(value)
+        rejected = first_rejected(value)
         if rejected is not None and not rejected.is_number:
             problems.append(Problem(f"holds {rejected.describe()}", index, field))
         elif name in GROUND_TRUTH_FIELDS:
@@ -257,29 +181,6 @@ def _check_row(
             )
         )
     return problems
-
-
-def _field_name(name: str) -> str:
-    """A key as a message names it: itself when it is short and printable, else escaped and cut
-    (a key may be 10 MB long or hold a NUL)."""
-    if len(name) <= 60 and name.isprintable():
-        return name
-    escaped = name[:40].encode("unicode_escape", "backslashreplace").decode("ascii")
-    return escaped if len(name) <= 40 else f"{escaped}... ({len(name):,} characters)"
-
-
-def _first_rejected(value: Any) -> Rejected | None:
-    """The first `Rejected` marker in `value`, however deep (bounded by MAX_JSON_DEPTH)."""
-    if isinstance(value, Rejected):
-        return value
-    if isinstance(value, dict):
-        value = list(value.values())
-    if isinstance(value, list):
-        for item in value:
-            found = _first_rejected(item)
-            if found is not None:
-                return found
-    return None
 
 
 def _is_reordered(rows: list[Any], test_set: TestSet) -> bool:

@@ -15,7 +15,13 @@ PURE_FILES = [
     *sorted((REPO_ROOT / "plugins" / "medsg" / "scoring").rglob("*.py")),
     REPO_ROOT / "plugins" / "medsg" / "demo.py",
 ]
-ALLOWED_BENCHMARK = ("benchmark.scoring.errors", "benchmark.scoring.strict_json")
+# The platform's generic pure modules a plugin's scorer may use.
+ALLOWED_BENCHMARK = (
+    "benchmark.scoring.errors",
+    "benchmark.scoring.strict_json",
+    "benchmark.scoring.json_file",
+    "benchmark.scoring.weights",
+)
 
 
 def is_forbidden(module: str) -> bool:
@@ -34,7 +40,7 @@ def dotted_path(path: Path) -> str:
 
 
 def test_the_walk_finds_the_files():
-    assert len(PURE_FILES) >= 7, PURE_FILES
+    assert len(PURE_FILES) >= 6, PURE_FILES  # reading.py became benchmark/scoring/json_file.py
 
 
 def test_the_pure_code_imports_no_django_and_no_app():

@@ -1,12 +1,10 @@
-"""Reading an uploaded JSON file strictly, for the test set and the predictions alike.
+"""Reading an uploaded JSON file strictly, for every plugin's test sets and predictions alike:
+UTF-8 only (one byte-order mark tolerated), nesting bounded before parsing, then
+`strict_json.loads`, so NaN, Infinity, overflowing numbers and repeated keys arrive as markers
+the row checks name; every refusal is the caller's error type (`GroundTruthError`,
+`PredictionsError`) with the same words.
 
-The same rules as MedVidBench's predictions (plugins/medvidbench/scoring/submission.py): UTF-8 only
-(one byte-order mark tolerated), nesting bounded before parsing, then `strict_json.loads`, so
-NaN, Infinity, overflowing numbers and repeated keys arrive as markers the row checks name.
-`plugins.medvidbench.scoring.submission` keeps its own private copy of these steps; when the plugin
-protocol lands, one shared reader in `strict_json` can serve both.
-
-Plain Python + numpy, no Django.
+Plain Python, no Django.
 """
 
 from __future__ import annotations
