@@ -286,6 +286,31 @@ class Rerun(Protocol):
 
 
 @runtime_checkable
+class Pairwise(Protocol):
+    """What pairwise-judged categories need of a benchmark (issue 15, docs/ratings.md): the
+    questions of a rating category, a model's answers to them read from its checked
+    predictions, the judge's prompt for one battle and how its reply is read. The platform
+    schedules the battles, sends each prompt twice with the answers' positions swapped, and
+    calls a battle whose preferred answer changes with the positions a tie."""
+
+    def questions(self, test_set: Any, category: str) -> Sequence[tuple[str, str]]:
+        """(question key, question text) of the category's items, in test-set order."""
+        ...
+
+    def answers(self, test_set: Any, predictions: Any, category: str) -> Mapping[str, str]:
+        """question key -> the model's answer, from `check_predictions`' result."""
+        ...
+
+    def battle_prompt(self, question: str, first: str, second: str) -> str:
+        """The judge's prompt showing `first` as answer 1 and `second` as answer 2."""
+        ...
+
+    def read_verdict(self, text: str) -> str | None:
+        """ "first", "second" or "tie" from the judge's reply; None when it names none."""
+        ...
+
+
+@runtime_checkable
 class BenchmarkPlugin(Protocol):
     """The protocol every benchmark plugin implements (docs/adding-a-benchmark.md).
 
@@ -306,6 +331,8 @@ class BenchmarkPlugin(Protocol):
     # The verification re-run (`Rerun`); None for a benchmark whose model cannot be re-run
     # (verifying refuses to start one).
     rerun: Rerun | None
+    # Pairwise-judged categories (`Pairwise`); None for a benchmark without rating categories.
+    pairwise: Pairwise | None
 
     def read_test_set(self, data: bytes) -> Any:
         """The parsed test set, or GroundTruthError."""

@@ -114,6 +114,7 @@ class MedSGPlugin:
     judge_step = False
     judge = None
     rerun = medsg_rerun
+    pairwise = None
     breakdown_label = "task"
     # The pages' words (benchmark.plugins.wording_for): an "item" of the test set, and the
     # bootstrap draws items one by one (replicate_clusters), not a video at a time.

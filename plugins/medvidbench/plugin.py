@@ -51,6 +51,7 @@ class MedVidBenchPlugin:
     judge_step = True
     judge = MedVidBenchJudge()
     rerun = medvidbench_rerun
+    pairwise = None
     breakdown_label = "dataset"
     # A sample's video: the bootstrap draws a video's samples together (replicate_clusters).
     cluster_label = "video"

@@ -75,6 +75,7 @@ class ToyPlugin:
     judge_step = False
     judge = None
     rerun = None
+    pairwise = None
     submission_options = (
         SubmissionOption(
             key=LABEL_CASE,
