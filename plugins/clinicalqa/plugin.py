@@ -60,6 +60,12 @@ class Scored:
             "test_set_checksum": self.test_set_checksum,
             "records": self.records,
             "metrics": self.metrics,
+            # The pages' breakdown table: accuracy is over the multiple-choice category only.
+            "per_dataset": (
+                {"accuracy": {MULTIPLE_CHOICE: result.accuracy}}
+                if result.accuracy is not None
+                else {}
+            ),
             "counts": (
                 {
                     "accuracy": {

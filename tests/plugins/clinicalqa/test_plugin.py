@@ -104,6 +104,7 @@ def test_the_result_has_the_accuracy_and_leaves_the_rating_to_the_platform(test_
         "test_set_checksum": test_set.checksum,
         "records": 4,
         "metrics": {"accuracy": 1 / 3},
+        "per_dataset": {"accuracy": {"multiple_choice": 1 / 3}},
         "counts": {"accuracy": {"scored": 3, "total": 3}},
         "parsed": {"multiple_choice": {"parsed": 2, "total": 3}},
         "unparsed_examples": {
@@ -141,11 +142,12 @@ def test_a_test_set_without_multiple_choice_counts_nothing():
     test_set = make_test_set(oe("oe-1"))
     result, _ = scored(test_set, {"oe-1": "Rest."})
     document = result.to_dict()
-    assert (document["metrics"], document["counts"], document["parsed"]) == (
-        {"accuracy": None},
-        {},
-        {},
-    )
+    assert (
+        document["metrics"],
+        document["per_dataset"],
+        document["counts"],
+        document["parsed"],
+    ) == ({"accuracy": None}, {}, {}, {})
 
 
 def test_template_rows_and_row_label(test_set):
