@@ -112,6 +112,7 @@ def test_setup_benchmarks_is_idempotent():
         == second
         == (
             # Every installed plugin's benchmark, by plugin key.
+            "Demo clinical QA (clinicalqa): accuracy, open_ended_rating\n"
             "MedSG-Bench (medsg-bench): IoU, ACC@0.5, IoU_items, ACC@0.5_items, "
             "IoU_Registered_Diff, IoU_Non_Registered_Diff, IoU_multi_view, "
             "IoU_object_tracking, IoU_concept, IoU_patch, IoU_crossmodal, IoU_referring\n"
@@ -123,7 +124,7 @@ def test_setup_benchmarks_is_idempotent():
     assert Benchmark.objects.get(slug="medsg-bench").plugin == "medsg-bench"
     assert (
         list(AuditEvent.objects.values_list("action", flat=True))
-        == ["benchmark.benchmark.created"] * 2
+        == ["benchmark.benchmark.created"] * 3
     )
 
 
