@@ -294,15 +294,22 @@ class Pairwise(Protocol):
     calls a battle whose preferred answer changes with the positions a tie."""
 
     def questions(self, test_set: Any, category: str) -> Sequence[tuple[str, str]]:
-        """(question key, question text) of the category's items, in test-set order."""
+        """(question key, question text) of the category's items, in test-set order. Public:
+        battles are exported with their question keys."""
+        ...
+
+    def references(self, test_set: Any, category: str) -> Mapping[str, str]:
+        """question key -> the reference answer the judge is shown ({} for none). Private like
+        all ground truth: it goes into the judge's prompt and nowhere else."""
         ...
 
     def answers(self, test_set: Any, predictions: Any, category: str) -> Mapping[str, str]:
         """question key -> the model's answer, from `check_predictions`' result."""
         ...
 
-    def battle_prompt(self, question: str, first: str, second: str) -> str:
-        """The judge's prompt showing `first` as answer 1 and `second` as answer 2."""
+    def battle_prompt(self, question: str, first: str, second: str, *, reference: str = "") -> str:
+        """The judge's prompt showing `first` as answer 1 and `second` as answer 2, with the
+        question's reference answer when it has one."""
         ...
 
     def read_verdict(self, text: str) -> str | None:

@@ -10,12 +10,10 @@ between "[The Start of Reference Answer]" and "[The End of Reference Answer]", a
 assistant's answer between its own start and end markers; the judge ends with "[[A]]",
 "[[B]]" or "[[C]]" (a tie).
 
-Where the reference goes: `Pairwise.battle_prompt(question, first, second)` has no reference
-parameter, so the question text `questions` returns is the judge's view of the item, the
-question followed by its reference section, exactly as the MT-Bench template lays the two out
-one after the other. `battle_prompt` then only adds the instruction and the two answers. The
-text holds the private reference answer: it is for the judge, never for a page or an export
-(docs/clinicalqa.md, "The open-ended category").
+Where the reference goes: `questions` gives the bare question (public: battles are exported
+by question key), `references` the reference answers (ground truth: for the judge's prompt
+only), and `battle_prompt(question, first, second, reference=...)` lays them out as MT-Bench
+does (docs/clinicalqa.md, "The open-ended category").
 
 Plain Python, no Django.
 """
@@ -48,12 +46,6 @@ VERDICTS = {"A": "first", "B": "second", "C": "tie"}
 _VERDICT = re.compile(r"\[\[([ABC])\]\]")
 
 
-def judged_question(item: Item) -> str:
-    """What the judge is shown of an open-ended item: the question, then its reference answer
-    in MT-Bench's reference section."""
-    return f"{item.question}\n\n{REFERENCE_START}\n{item.reference}\n{REFERENCE_END}"
-
-
 class ClinicalQAPairwise:
     def _items(self, test_set: ClinicalQATestSet, category: str) -> tuple[Item, ...]:
         if category != RATING_CATEGORY:
@@ -64,9 +56,12 @@ class ClinicalQAPairwise:
         return test_set.of_category(OPEN_ENDED)
 
     def questions(self, test_set: ClinicalQATestSet, category: str) -> Sequence[tuple[str, str]]:
-        """(item id, the judge's view of the item: question and reference section), for the
-        open-ended items in test-set order."""
-        return tuple((item.id, judged_question(item)) for item in self._items(test_set, category))
+        """(item id, question), for the open-ended items in test-set order."""
+        return tuple((item.id, item.question) for item in self._items(test_set, category))
+
+    def references(self, test_set: ClinicalQATestSet, category: str) -> Mapping[str, str]:
+        """Item id -> its reference answer (private: for the judge's prompt only)."""
+        return {item.id: item.reference for item in self._items(test_set, category)}
 
     def answers(
         self, test_set: ClinicalQATestSet, predictions: Sequence[str], category: str
@@ -77,12 +72,13 @@ class ClinicalQAPairwise:
             raise ValueError(f"{len(predictions)} answers for {len(test_set)} test items")
         return {item.id: predictions[item.index] for item in self._items(test_set, category)}
 
-    def battle_prompt(self, question: str, first: str, second: str) -> str:
-        """The judge's prompt with `first` as assistant A's answer and `second` as B's;
-        `question` is a `questions` text (it brings the reference section along)."""
+    def battle_prompt(self, question: str, first: str, second: str, *, reference: str = "") -> str:
+        """The judge's prompt with `first` as assistant A's answer and `second` as B's, the
+        reference answer in MT-Bench's reference section after the question."""
+        shown = f"{question}\n\n{REFERENCE_START}\n{reference}\n{REFERENCE_END}"
         return (
             f"{INSTRUCTION}\n\n"
-            f"[User Question]\n{question}\n\n"
+            f"[User Question]\n{shown}\n\n"
             f"{ANSWER_A_START}\n{first}\n{ANSWER_A_END}\n\n"
             f"{ANSWER_B_START}\n{second}\n{ANSWER_B_END}"
         )

@@ -145,16 +145,21 @@ def overlap_judge(prompt: str) -> str:
     return "The verdict: [[A]]" if a > b else "The verdict: [[B]]" if b > a else "[[C]]"
 
 
-def battle(question: str, one: str, other: str) -> str:
+def battle(question: str, one: str, other: str, reference: str) -> str:
     """MEDIC's rule: both positions; a preference that changes with them is a tie."""
-    forward = pairwise.read_verdict(overlap_judge(pairwise.battle_prompt(question, one, other)))
-    backward = pairwise.read_verdict(overlap_judge(pairwise.battle_prompt(question, other, one)))
+    forward = pairwise.read_verdict(
+        overlap_judge(pairwise.battle_prompt(question, one, other, reference=reference))
+    )
+    backward = pairwise.read_verdict(
+        overlap_judge(pairwise.battle_prompt(question, other, one, reference=reference))
+    )
     swapped_back = {"first": "second", "second": "first", "tie": "tie"}[backward]
     return forward if forward == swapped_back else "tie"
 
 
 def test_a_word_overlap_judge_ranks_the_models_in_order_with_some_ties(test_set, answers):
     questions = pairwise.questions(test_set, "open_ended")
+    references = pairwise.references(test_set, "open_ended")
     answered = {
         name: pairwise.answers(test_set, checked, "open_ended") for name, checked in answers.items()
     }
@@ -163,7 +168,7 @@ def test_a_word_overlap_judge_ranks_the_models_in_order_with_some_ties(test_set,
     for (key, question), (one, other) in itertools.product(
         questions, itertools.combinations(answered, 2)
     ):
-        outcome = battle(question, answered[one][key], answered[other][key])
+        outcome = battle(question, answered[one][key], answered[other][key], references[key])
         if outcome == "tie":
             ties += 1
             points[one] += 0.5

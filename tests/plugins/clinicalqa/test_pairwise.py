@@ -24,20 +24,17 @@ def test_it_is_the_plugins_pairwise():
     assert isinstance(pairwise, Pairwise)
 
 
-def test_the_questions_are_the_open_ended_items_with_their_reference_section(test_set):
+def test_the_questions_are_the_open_ended_items_and_their_references_come_apart(test_set):
+    # The questions are public (battles are exported by question key); the references are
+    # ground truth, handed over separately for the judge's prompt only.
     assert pairwise.questions(test_set, "open_ended") == (
-        (
-            "oe-1",
-            "How is the condition of question oe-1 treated?\n\n"
-            "[The Start of Reference Answer]\nRest for a week.\n[The End of Reference Answer]",
-        ),
-        (
-            "oe-2",
-            "How is the condition of question oe-2 treated?\n\n"
-            "[The Start of Reference Answer]\nVeloxamine for five days.\n"
-            "[The End of Reference Answer]",
-        ),
+        ("oe-1", "How is the condition of question oe-1 treated?"),
+        ("oe-2", "How is the condition of question oe-2 treated?"),
     )
+    assert pairwise.references(test_set, "open_ended") == {
+        "oe-1": "Rest for a week.",
+        "oe-2": "Veloxamine for five days.",
+    }
 
 
 def test_only_the_open_ended_category_is_rated(test_set):
@@ -63,8 +60,11 @@ def test_answers_come_from_the_checked_predictions(test_set):
 
 
 def test_the_battle_prompt_is_mt_benchs_reference_guided_pairwise_format(test_set):
-    [(_, question), _] = pairwise.questions(test_set, "open_ended")
-    prompt = pairwise.battle_prompt(question, "Rest and fluids.", "Surgery at once.")
+    [(key, question), _] = pairwise.questions(test_set, "open_ended")
+    reference = pairwise.references(test_set, "open_ended")[key]
+    prompt = pairwise.battle_prompt(
+        question, "Rest and fluids.", "Surgery at once.", reference=reference
+    )
     assert prompt == (
         f"{INSTRUCTION}\n\n"
         "[User Question]\nHow is the condition of question oe-1 treated?\n\n"
