@@ -49,10 +49,15 @@ def _kind(value: object) -> str:
 
 
 def _line_problems(number: int, line: str) -> tuple[Battle | None, list[LineProblem]]:
-    if line.count("[") + line.count("{") > strict_json.MAX_JSON_DEPTH:
-        nesting = strict_json.nesting_problem(line.encode("utf-8", "surrogatepass"))
-        if nesting:
-            return None, [LineProblem(nesting.replace("a predictions file", "a battle"), number)]
+    # The parser recurses once per level: a line of 100,000 "[" would exhaust the stack.
+    if line.count("[") + line.count("{") > strict_json.MAX_JSON_DEPTH and (
+        strict_json.nesting_problem(line.encode("utf-8", "surrogatepass"))
+    ):
+        message = (
+            f"the JSON is nested more than {strict_json.MAX_JSON_DEPTH} levels deep; a battle "
+            "is one flat object, so the line was not read"
+        )
+        return None, [LineProblem(message, number)]
     try:
         row = strict_json.loads(line)
     except json.JSONDecodeError as failure:

@@ -121,8 +121,9 @@ def fit_strengths(
     doubled counts are integers). `included` is (M, R) bool: the models each round fits;
     every other model's row and column of `wins` must be zero, and its strength comes back
     as 1. `start` (M,) is the strengths every round starts from (all equal by default; the
-    bootstrap starts from the full data's fit, a few steps from each round's). The directed graph "i beat or tied j" restricted to a round's included models must
-    be strongly connected (the caller checks; it is what makes the maximum exist).
+    bootstrap starts from the full data's fit, a few steps from each round's). The directed
+    graph "i beat or tied j" restricted to a round's included models must be strongly
+    connected (the caller checks; it is what makes the maximum exist).
 
     Returns `strengths` (M, R), scaled so each round's strongest included model has 1, and
     `iterations` (R,) int. The log-likelihood in theta = ln p is concave; Newton's method on
@@ -137,49 +138,50 @@ def fit_strengths(
     iterations = np.zeros(rounds, dtype=np.int64)
     if rounds == 0:
         return strengths, iterations
-    played_all = wins + wins.transpose(1, 0, 2)
-    won_all = _sum_over_opponents(wins)
-    battle_count_all = _sum_over_opponents(played_all)
-    included_all = included.astype(np.float64)
+    # The active rounds' arrays; a round that converges leaves all of them at once.
     active = np.arange(rounds)
-    p = strengths.copy()
+    played = wins + wins.transpose(1, 0, 2)  # N_ij, doubled battles between i and j
+    won = _sum_over_opponents(wins)
+    scale = np.maximum(_sum_over_opponents(played), 1.0)
+    inside = included.astype(np.float64)
+    p = np.ones((models, rounds))
     if start is not None:
         p = np.where(included, np.asarray(start, dtype=np.float64)[:, None], 1.0)
     for step in range(MAX_ITERATIONS + 1):
-        played = played_all[:, :, active]
-        denominator = p[:, None, :] + p[None, :, :]
-        beats = p[:, None, :] / denominator
-        expected = played * beats
-        gradient = won_all[:, active] - _sum_over_opponents(expected)
-        scale = np.maximum(battle_count_all[:, active], 1.0)
+        beats = p[:, None, :] + p[None, :, :]
+        np.divide(p[:, None, :], beats, out=beats)  # P_ij = p_i / (p_i + p_j)
+        expected = played * beats  # N_ij P_ij
+        gradient = won - _sum_over_opponents(expected)
         worst = np.max(np.abs(gradient) / scale, axis=0)
         converged = worst <= GRADIENT_TOLERANCE
         if converged.any():
-            done = active[converged]
-            strengths[:, done] = p[:, converged]
-            iterations[done] = step
+            strengths[:, active[converged]] = p[:, converged]
+            iterations[active[converged]] = step
             keep = ~converged
-            active = active[keep]
-            if not active.size:
+            if not keep.any():
                 return strengths, iterations
-            p, beats, expected, gradient = (
+            active, p, won, scale, inside, gradient = (
+                active[keep],
                 p[:, keep],
-                beats[:, :, keep],
-                expected[:, :, keep],
+                won[:, keep],
+                scale[:, keep],
+                inside[:, keep],
                 gradient[:, keep],
             )
+            played, beats, expected = played[:, :, keep], beats[:, :, keep], expected[:, :, keep]
         if step == MAX_ITERATIONS:
             break
-        weight = expected * beats.transpose(1, 0, 2)  # N_ij P_ij P_ji
-        inside = included_all[:, active]
-        diagonal = _sum_over_opponents(weight)
+        hessian = expected
+        hessian *= beats.transpose(1, 0, 2)  # N_ij P_ij P_ji, the Laplacian's weights
+        diagonal = _sum_over_opponents(hessian)
         size = inside[0].copy()
         trace = diagonal[0].copy()
         for model in range(1, models):
             size += inside[model]
             trace += diagonal[model]
         gauge = trace / (size * size)
-        hessian = inside[:, None, :] * inside[None, :, :] * gauge - weight
+        np.negative(hessian, out=hessian)
+        hessian += inside[:, None, :] * inside[None, :, :] * gauge
         for model in range(models):
             # An excluded model's row and column are zero: 1 on its diagonal keeps it at d = 0.
             hessian[model, model] += np.where(inside[model] > 0, diagonal[model], 1.0)

@@ -39,8 +39,6 @@ RATING_DECIMALS = 2
 # array, so 50 models fit all 1,000 rounds in one batch and 500 models 16 at a time. Each
 # round is fitted on its own column, so the batch size changes no bit (a test checks it).
 FIT_BATCH_CELLS = 4_000_000
-# Resampled battle indices drawn per batch of rounds, at most (bounded temporaries).
-DRAW_BATCH_INDICES = 4_000_000
 
 # What a model's rating is in one bootstrap round (docs/ratings.md, "Rounds without a finite
 # maximum").
@@ -299,7 +297,7 @@ def existence_problems(models: Sequence[str], adjacency: np.ndarray) -> list[str
             problems.append(
                 f"{who} lost every battle against {_names(models, beaten_by)} and won every "
                 f"battle against {_names(models, beat)}, with no tie between them: "
-                f"{'its distance' if one else 'their distances'} to both are unbounded"
+                f"{'its' if one else 'their'} distances to both are unbounded"
             )
     return problems
 
@@ -370,23 +368,19 @@ def _draw_counts(tally: Tally, rounds: range, seed: int) -> np.ndarray:
 
     Round r resamples the N battles with replacement through its own generator, PCG64 seeded
     by SeedSequence(seed, spawn_key=(r,)), integer draws only (`Generator.integers`, Lemire's
-    method): round r's resample depends on the seed, r and the battles, not on B.
+    method): round r's resample depends on the seed, r and the battles, not on B. The battles
+    are sorted by kind, so a kind's count is the number of draws in its run of positions
+    (`np.add.reduceat` of the draws' histogram, integer sums).
     """
     size = len(tally.battle_kinds)
-    kinds = len(tally.kinds)
-    counts = np.empty((len(rounds), kinds), dtype=np.int64)
-    per_batch = max(1, DRAW_BATCH_INDICES // size)
-    for start in range(0, len(rounds), per_batch):
-        batch = rounds[start : start + per_batch]
-        drawn = np.empty((len(batch), size), dtype=np.int64)
-        for row, number in enumerate(batch):
-            sequence = np.random.SeedSequence(seed, spawn_key=(number,))
-            generator = np.random.Generator(np.random.PCG64(sequence))
-            drawn[row] = generator.integers(0, size, size=size, dtype=np.int64)
-        codes = tally.battle_kinds[drawn] + (np.arange(len(batch)) * kinds)[:, None]
-        counts[start : start + len(batch)] = np.bincount(
-            codes.ravel(), minlength=len(batch) * kinds
-        ).reshape(len(batch), kinds)
+    starts = np.flatnonzero(np.diff(tally.battle_kinds, prepend=-1))
+    counts = np.empty((len(rounds), len(tally.kinds)), dtype=np.int64)
+    for row, number in enumerate(rounds):
+        sequence = np.random.SeedSequence(seed, spawn_key=(number,))
+        drawn = np.random.Generator(np.random.PCG64(sequence)).integers(
+            0, size, size=size, dtype=np.int64
+        )
+        counts[row] = np.add.reduceat(np.bincount(drawn, minlength=size), starts)
     return counts.T
 
 
