@@ -19,9 +19,9 @@ from django.core.validators import MaxValueValidator, MinValueValidator, URLVali
 from django.db import models
 
 from benchmark.models import Benchmark
+from inference.client import EndpointConfig
 from submissions.models import Evaluation
 
-from .client import EndpointConfig
 from .enums import ItemState, JobStatus
 
 

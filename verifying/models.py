@@ -21,7 +21,7 @@ from django.views.decorators.debug import sensitive_variables
 
 from benchmark.models import TestSet
 from core import encryption
-from judging.client import EndpointConfig, EndpointError
+from inference.client import EndpointConfig, EndpointError
 from submissions.models import Submission
 
 from .enums import ItemState, RerunStatus
