@@ -115,7 +115,7 @@ def start_rerun(
             "The model endpoint needs an API key that has not been entered: the entry's owner "
             "enters it on the entry's page (or a superuser in the admin)."
         )
-    if endpoint.has_api_key and endpoint.api_key_origin != endpoint.origin:
+    if endpoint.key_moved:
         raise DomainError(
             "The model endpoint's API key was entered for another address; it is never sent "
             "elsewhere. The entry's owner (or a superuser) enters it again for this one."
