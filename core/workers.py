@@ -5,7 +5,7 @@ watchdog that runs the reapers every few seconds in each worker process.
 
 Apps plug in with plain callables (`add_reaper`), so `core` imports none of them. The states,
 the claim and what a reaper does belong to each app (`submissions` for scoring runs, the
-judge's `judging.lifecycle` for judge jobs and re-runs). docs/workers.md has
+engine's `inference.lifecycle` for judge jobs and re-runs). docs/workers.md has
 the timings.
 """
 

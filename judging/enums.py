@@ -1,44 +1,14 @@
-"""The states of a judge job and of its items, with the moves a job may make (data its one
-writer, `judging.services.set_job_status`, checks)."""
+"""The states of a judge job and of its items. A judge job moves through the engine's job states
+(`inference.enums.JobStatus`, re-exported here; its one writer is
+`judging.services.set_job_status`); its items are labelled in the judge's words."""
 
 from __future__ import annotations
 
 from django.db import models
 
+from inference.enums import ACTIVE_JOB_STATES, JOB_TRANSITIONS, JobStatus
 
-class JobStatus(models.TextChoices):
-    """queued -> running -> done; running -> queued when a stalled worker's job is handed out
-    again (or a worker's time slice ends); failed or cancelled end a job. A judge job whose
-    every item was tried but some got no usable verdict is held (running -> held): nothing is
-    published until a maintainer accepts the judgement without them (held -> done) or stops it
-    (held -> cancelled). Re-runs share these states and never hold."""
-
-    QUEUED = "queued", "Queued"
-    RUNNING = "running", "Running"
-    DONE = "done", "Done"
-    FAILED = "failed", "Failed"
-    CANCELLED = "cancelled", "Cancelled"
-    HELD = "held", "Waiting for a maintainer"
-
-    @property
-    def allowed_next(self) -> frozenset[JobStatus]:
-        return JOB_TRANSITIONS[self]
-
-    @property
-    def is_terminal(self) -> bool:
-        return not JOB_TRANSITIONS[self]
-
-
-J = JobStatus
-JOB_TRANSITIONS: dict[JobStatus, frozenset[JobStatus]] = {
-    J.QUEUED: frozenset({J.RUNNING, J.FAILED, J.CANCELLED}),
-    J.RUNNING: frozenset({J.QUEUED, J.DONE, J.FAILED, J.CANCELLED, J.HELD}),
-    J.HELD: frozenset({J.DONE, J.FAILED, J.CANCELLED}),
-    J.DONE: frozenset(),
-    J.FAILED: frozenset(),
-    J.CANCELLED: frozenset(),
-}
-ACTIVE_JOB_STATES = frozenset({J.QUEUED, J.RUNNING})
+__all__ = ["ACTIVE_JOB_STATES", "JOB_TRANSITIONS", "ItemState", "JobStatus"]
 
 
 class ItemState(models.TextChoices):

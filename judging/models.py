@@ -19,9 +19,10 @@ from django.core.validators import MaxValueValidator, MinValueValidator, URLVali
 from django.db import models
 
 from benchmark.models import Benchmark
+from inference.client import EndpointConfig
+from inference.models import Endpoint, Item, Job
 from submissions.models import Evaluation
 
-from .client import EndpointConfig
 from .enums import ItemState, JobStatus
 
 
@@ -40,19 +41,24 @@ def key_env_allowed(name: str) -> bool:
     return name in allowed_key_envs()
 
 
-class JudgeEndpoint(models.Model):
+class JudgeEndpoint(Endpoint):
     """An OpenAI-compatible chat endpoint that judges a benchmark's captions: OpenAI itself,
     Gemini's OpenAI-compatible endpoint, a local vLLM or Ollama server. The API key is never
     stored: `api_key_env` names the environment variable that holds it (blank for a local
     server that wants none), and only a variable on `PODIUM_JUDGE_KEY_ENV_ALLOWLIST` is ever
     named (`clean`) or read (`api_key`): no endpoint can send SECRET_KEY, DATABASE_URL or any
     other server secret to its base URL. Judge endpoints are superusers' configuration
-    (docs/judge.md). One endpoint per benchmark is active."""
+    (docs/judge.md). One endpoint per benchmark is active. The engine's endpoint
+    (`inference.models.Endpoint`) with the judge's defaults: 10 requests in flight, 30 s."""
+
+    endpoint_name = "judge endpoint"
 
     benchmark = models.ForeignKey(
         Benchmark, on_delete=models.CASCADE, related_name="judge_endpoints"
     )
     name = models.CharField(max_length=100)
+    # The judge's own take on the engine's fields: a provider's URL as the example, a provider's
+    # short model name, more requests in flight and a shorter timeout than a model's.
     base_url = models.CharField(
         max_length=300,
         validators=[URLValidator(schemes=["http", "https"])],
@@ -73,9 +79,6 @@ class JudgeEndpoint(models.Model):
         validators=[MinValueValidator(1), MaxValueValidator(256)],
         help_text="Requests in flight at once.",
     )
-    max_attempts = models.PositiveSmallIntegerField(
-        default=5, validators=[MinValueValidator(1), MaxValueValidator(20)]
-    )
     timeout_seconds = models.FloatField(
         default=30.0, validators=[MinValueValidator(0.1), MaxValueValidator(600.0)]
     )
@@ -93,9 +96,7 @@ class JudgeEndpoint(models.Model):
         blank=True,
         help_text="USD per million completion tokens.",
     )
-    is_active = models.BooleanField(default=True)
     notes = models.TextField(blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
@@ -140,15 +141,7 @@ class JudgeEndpoint(models.Model):
         return bool(self.api_key_env) and not self.api_key
 
     def config(self) -> EndpointConfig:
-        return EndpointConfig(
-            base_url=self.base_url,
-            model=self.model,
-            api_key=self.api_key,
-            temperature=self.temperature,
-            timeout_seconds=self.timeout_seconds,
-            concurrency=self.concurrency,
-            max_attempts=self.max_attempts,
-        )
+        return self.endpoint_config(api_key=self.api_key, temperature=self.temperature)
 
     def cost(self, prompt_tokens: int, completion_tokens: int) -> Decimal | None:
         """Estimated USD for that many tokens, or None without prices."""
@@ -188,10 +181,10 @@ class Verdict(models.Model):
         return f"{self.model} {self.prompt_sha256[:12]}: {self.scores}"
 
 
-class JudgeJob(models.Model):
-    """The judge step of one evaluation run. `status` is written only by
-    `judging.services.set_job_status`. The counters are progress for the status page; the
-    items are the truth they are recomputed from."""
+class JudgeJob(Job):
+    """The judge step of one evaluation run, an engine job (`inference.models.Job`). `status`
+    is written only by `judging.services.set_job_status`. The counters are progress for the
+    status page; the items are the truth they are recomputed from."""
 
     evaluation = models.ForeignKey(Evaluation, on_delete=models.CASCADE, related_name="judge_jobs")
     endpoint = models.ForeignKey(JudgeEndpoint, on_delete=models.PROTECT, related_name="jobs")
@@ -204,15 +197,7 @@ class JudgeJob(models.Model):
     rubric_template = models.TextField()
     rubric_settings = models.JSONField(default=dict)
 
-    status = models.CharField(max_length=10, choices=JobStatus, default=JobStatus.QUEUED)
-    message = models.TextField(blank=True)
-    items_total = models.PositiveIntegerField(default=0)
-    items_done = models.PositiveIntegerField(default=0)
-    items_failed = models.PositiveIntegerField(default=0)
     items_cached = models.PositiveIntegerField(default=0)
-    calls = models.PositiveIntegerField(default=0)
-    prompt_tokens = models.PositiveBigIntegerField(default=0)
-    completion_tokens = models.PositiveBigIntegerField(default=0)
     cost = models.DecimalField(max_digits=12, decimal_places=4, null=True, blank=True)
     outcome = models.JSONField(default=dict, blank=True)
     # The endpoint's outage, written by the runner at each heartbeat (None: reachable): since
@@ -220,16 +205,6 @@ class JudgeJob(models.Model):
     unreachable_since = models.DateTimeField(null=True, blank=True)
     next_try_at = models.DateTimeField(null=True, blank=True)
     last_transient_error = models.TextField(blank=True)
-
-    runs = models.PositiveSmallIntegerField(default=0, help_text="Times a worker picked it up.")
-    interruptions = models.PositiveSmallIntegerField(
-        default=0, help_text="Times its worker died while running it (it fails at the limit)."
-    )
-    worker = models.CharField(max_length=100, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    heartbeat_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -244,23 +219,10 @@ class JudgeJob(models.Model):
     def __str__(self) -> str:
         return f"Judge job {self.pk} of evaluation {self.evaluation_id}: {self.status}"
 
-    @property
-    def state(self) -> JobStatus:
-        return JobStatus(self.status)
 
-    @property
-    def items_finished(self) -> int:
-        return self.items_done + self.items_failed
-
-    @property
-    def percent(self) -> int:
-        if not self.items_total:
-            return 100 if self.state == JobStatus.DONE else 0
-        return int(100 * self.items_finished / self.items_total)
-
-
-class JudgeItem(models.Model):
-    """One prompt of a job; `key` is `plugins.medvidbench.scoring.judge.JudgeItem.key`."""
+class JudgeItem(Item):
+    """One prompt of a job (an engine item, `inference.models.Item`); `key` is
+    `plugins.medvidbench.scoring.judge.JudgeItem.key`."""
 
     job = models.ForeignKey(JudgeJob, on_delete=models.CASCADE, related_name="items")
     key = models.CharField(max_length=100)
@@ -270,17 +232,12 @@ class JudgeItem(models.Model):
     threshold = models.FloatField(null=True, blank=True)
     prompt = models.TextField()
     prompt_sha256 = models.CharField(max_length=64)
+    # The judge's words for the engine's item states.
     state = models.CharField(max_length=10, choices=ItemState, default=ItemState.PENDING)
-    attempts = models.PositiveSmallIntegerField(default=0)
-    calls = models.PositiveSmallIntegerField(default=0)
-    prompt_tokens = models.PositiveIntegerField(default=0)
-    completion_tokens = models.PositiveIntegerField(default=0)
     from_cache = models.BooleanField(default=False)
     verdict = models.ForeignKey(
         Verdict, null=True, blank=True, on_delete=models.PROTECT, related_name="items"
     )
-    last_error = models.TextField(blank=True)
-    updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         ordering = ["job", "id"]

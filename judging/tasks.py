@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from django.conf import settings
+from inference.settings import JUDGE
 
 from . import services
 
@@ -10,10 +10,7 @@ from . import services
 def task_run_judge_job(job_id: int) -> str:
     """Work on a judge job for one time slice (well inside the cluster's timeout); the job
     queues itself again if items are left."""
-    budget = getattr(settings, "PODIUM_JUDGE_SLICE_SECONDS", None)
-    if budget is None:
-        budget = settings.Q_CLUSTER["timeout"] * 0.75
-    job = services.run_job(job_id, time_budget=budget)
+    job = services.run_job(job_id, time_budget=JUDGE.slice_seconds())
     return job.status if job is not None else "not claimed"
 
 

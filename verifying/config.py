@@ -1,5 +1,6 @@
 """A re-run's timing and retry settings: its own `PODIUM_RERUN_*` where set, else the judge's
-(a re-run is driven by the same machinery as a judge job), and where the media it sends are."""
+(`inference.settings`: a re-run is driven by the same engine as a judge job), and where the
+media it sends are."""
 
 from __future__ import annotations
 
@@ -10,46 +11,38 @@ from typing import Any
 from django.conf import settings
 
 from benchmark.plugins import Rerun
-from judging.client import Backoff, Outage
-from judging.services import outage_limit_seconds as judge_outage_limit_seconds
-from judging.services import outage_probe_seconds as judge_outage_probe_seconds
+from inference.client import Backoff, Outage
+from inference.settings import KindSettings
+
+RERUN = KindSettings("PODIUM_RERUN")
 
 
-def _setting(name: str, judge_name: str, default: Any) -> Any:
-    return getattr(settings, name, getattr(settings, judge_name, default))
+def slice_seconds() -> float:
+    return RERUN.slice_seconds()
 
 
 def heartbeat_seconds() -> float:
-    return _setting("PODIUM_RERUN_HEARTBEAT_SECONDS", "PODIUM_JUDGE_HEARTBEAT_SECONDS", 5.0)
+    return RERUN.heartbeat_seconds()
 
 
 def stale_after() -> timedelta:
     """A running job whose heartbeat is older than this has lost its worker."""
-    return timedelta(
-        seconds=_setting("PODIUM_RERUN_STALE_SECONDS", "PODIUM_JUDGE_STALE_SECONDS", 60.0)
-    )
+    return RERUN.stale_after()
 
 
 def max_runs() -> int:
-    return _setting("PODIUM_RERUN_MAX_RUNS", "PODIUM_JUDGE_MAX_RUNS", 20)
+    return RERUN.max_runs()
 
 
 def backoff() -> Backoff:
-    return Backoff(
-        base=_setting("PODIUM_RERUN_BACKOFF_SECONDS", "PODIUM_JUDGE_BACKOFF_SECONDS", 1.0)
-    )
+    return RERUN.backoff()
 
 
 def outage(endpoint_name: str) -> Outage:
-    """A fresh outage tracker with the judge's limit and probe cap (a re-run's outage clock
-    starts again with each time slice: its job keeps no outage state)."""
-    retry = backoff()
-    return Outage(
-        limit_seconds=judge_outage_limit_seconds(),
-        base=retry.base,
-        cap=judge_outage_probe_seconds(),
-        endpoint_name=endpoint_name,
-    )
+    """A fresh outage tracker with the re-run's limit and probe cap (PODIUM_RERUN_OUTAGE_*, else
+    the judge's); a re-run's outage clock starts again with each time slice: its job keeps no
+    outage state."""
+    return RERUN.outage(endpoint_name)
 
 
 def frames_root() -> Path:

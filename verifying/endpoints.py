@@ -1,12 +1,14 @@
-"""The model endpoint's writes: registering one, changing one, and re-encrypting every stored
-key under the newest encryption key. Split from `verifying.services` (which re-exports
-`register_endpoint` and `active_endpoint`) because that module is past the house's size.
+"""The model endpoint's writes: registering one and changing one. Split from
+`verifying.services` (which re-exports `register_endpoint` and `active_endpoint`) because that
+module is past the house's size.
 
-An API key is entered here and nowhere else: encrypted at once (`core.encryption`), bound to
-the origin of the base URL it was entered for, never returned, audited only as "entered",
-"kept", "dropped" or "forgotten". Who may do what is `verifying.permissions`; every function
-checks it for a user `actor` (None is the system: a management command or a data script run
-by someone who holds the server's secrets anyway).
+An API key is entered here and nowhere else: the engine's key writer (`inference.keys`)
+encrypts it at once, binds it to the origin of the base URL it was entered for, never returns
+it, and says only whether it was "entered", "kept", "dropped" or "forgotten" (which the audit
+row records). Who may do what is `verifying.permissions`; every function checks it for a user
+`actor` (None is the system: a management command or a data script run by someone who holds
+the server's secrets anyway). Re-encrypting every key under a new encryption key is
+`inference.keys.rotate_keys` (`manage.py rotate_endpoint_keys`).
 """
 
 from __future__ import annotations
@@ -15,11 +17,10 @@ from typing import Any
 
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
-from django.utils import timezone
 from django.views.decorators.debug import sensitive_variables
 
-from core import audit, encryption
-from core.exceptions import DomainError
+from core import audit
+from inference import keys
 from submissions.models import Submission
 
 from .models import ModelEndpoint
@@ -39,29 +40,7 @@ def active_endpoint(submission: Submission) -> ModelEndpoint | None:
 
 
 def _check_fields(fields: dict[str, Any]) -> None:
-    if "api_key_env" in fields:
-        raise DomainError(
-            "A model endpoint's API key is entered (and stored encrypted), never read from an "
-            "environment variable of the server."
-        )
-    unknown = sorted(set(fields) - CHANGEABLE_FIELDS)
-    if unknown:
-        raise TypeError(f"Not a model endpoint setting: {', '.join(unknown)}")
-
-
-@sensitive_variables("api_key")
-def _set_key(endpoint: ModelEndpoint, api_key: str) -> None:
-    endpoint.api_key_encrypted = encryption.encrypt(api_key)
-    endpoint.api_key_origin = endpoint.origin
-    endpoint.api_key_set_at = timezone.now()
-    endpoint.api_key_needed = True
-
-
-def _drop_key(endpoint: ModelEndpoint, *, needed: bool) -> None:
-    endpoint.api_key_encrypted = ""
-    endpoint.api_key_origin = ""
-    endpoint.api_key_set_at = None
-    endpoint.api_key_needed = needed
+    keys.check_fields(fields, CHANGEABLE_FIELDS, endpoint_name=ModelEndpoint.endpoint_name)
 
 
 @sensitive_variables("api_key")
@@ -88,16 +67,15 @@ def register_endpoint(
             raise PermissionDenied(NOT_THE_KEY_HOLDER)
     with transaction.atomic():
         ModelEndpoint.objects.filter(submission=submission, is_active=True).update(is_active=False)
-        endpoint = ModelEndpoint(
+        endpoint = keys.new_endpoint(
+            ModelEndpoint,
+            api_key=api_key,
             submission=submission,
             base_url=base_url.strip(),
             model=model.strip(),
             created_by=actor if getattr(actor, "is_authenticated", False) else None,
             **fields,
         )
-        endpoint.full_clean()
-        if api_key:
-            _set_key(endpoint, api_key)
         endpoint.save()
         audit.record(
             "verifying.endpoint.created",
@@ -123,36 +101,24 @@ def change_endpoint(
     """Correct an endpoint in place (the admin's change form). `api_key` (blank: keep the
     current one) replaces the key; `forget_key` removes it (the endpoint then wants none). A
     base URL moved to another origin (scheme, host, port) drops the key unless a new one comes
-    with it: a key never follows an address it was not entered for. Refused
-    (`PermissionDenied`) when a user who is not the key's holder touches the key or moves a
-    keyed endpoint. Writes an audit row (never the key)."""
+    with it: a key never follows an address it was not entered for
+    (`inference.keys.change_endpoint`). Refused (`PermissionDenied`) when a user who is not the
+    key's holder touches the key or moves a keyed endpoint. Writes an audit row (never the
+    key)."""
     _check_fields(fields)
     api_key = api_key.strip()
     with transaction.atomic():
         locked = ModelEndpoint.objects.select_for_update().get(pk=endpoint.pk)
-        before = {name: getattr(locked, name) for name in fields}
-        changed = {name for name, value in fields.items() if before[name] != value}
+        changed = keys.changed_fields(locked, fields)
         if actor is not None:
             touches_key = bool(api_key) or forget_key
             if touches_key and not can_set_endpoint_key(actor, locked.submission):
                 raise PermissionDenied(NOT_THE_KEY_HOLDER)
             if not can_change_endpoint(actor, locked, base_url="base_url" in changed):
                 raise PermissionDenied(NOT_THE_KEY_HOLDER)
-        old_origin = locked.api_key_origin
-        for name, value in fields.items():
-            setattr(locked, name, value.strip() if isinstance(value, str) else value)
-        locked.full_clean(exclude=["submission"], validate_constraints=False)
-        if api_key:
-            _set_key(locked, api_key)
-            key = "entered"
-        elif forget_key:
-            _drop_key(locked, needed=False)
-            key = "forgotten"
-        elif locked.has_api_key and locked.origin != old_origin:
-            _drop_key(locked, needed=True)
-            key = "dropped: the address moved to another host"
-        else:
-            key = "kept" if locked.has_api_key else "none"
+        key = keys.change_endpoint(
+            locked, fields=fields, api_key=api_key, forget_key=forget_key, exclude=["submission"]
+        )
         locked.save()
         audit.record(
             "verifying.endpoint.updated",
@@ -165,19 +131,3 @@ def change_endpoint(
         )
     endpoint.refresh_from_db()
     return locked
-
-
-def rotate_endpoint_keys() -> int:
-    """Re-encrypt every stored API key under the first key of PODIUM_FIELD_ENCRYPTION_KEYS
-    (after a new key was put first), so the old key can then be removed. Returns how many."""
-    with transaction.atomic():
-        endpoints = list(
-            ModelEndpoint.objects.select_for_update().exclude(api_key_encrypted="").order_by("pk")
-        )
-        for endpoint in endpoints:
-            endpoint.api_key_encrypted = encryption.rotate(endpoint.api_key_encrypted)
-        ModelEndpoint.objects.bulk_update(endpoints, ["api_key_encrypted"], batch_size=500)
-        audit.record(
-            "verifying.endpoint.keys_rotated", actor=None, target=None, endpoints=len(endpoints)
-        )
-    return len(endpoints)

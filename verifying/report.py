@@ -14,7 +14,9 @@ from django.conf import settings
 
 from benchmark.plugins import plugin_for
 from benchmark.scoring.rubric import JudgeOutcome, RubricError
-from judging.client import ChatClient, EndpointError, Outcome, judge_many
+from inference.client import EndpointError
+from judging.client import ENDPOINT_NAME as JUDGE_ENDPOINT
+from judging.client import JudgeClient, Outcome, judge_many
 from judging.models import Verdict
 from judging.services import active_endpoint as active_judge_endpoint
 from judging.services import judge_unavailable_reason
@@ -97,7 +99,7 @@ def judge_captions(
 
     if to_send:
         config = endpoint.config()
-        client = ChatClient(config)
+        client = JudgeClient(config)
         try:
             judge_many(
                 [(key, prompts[key]) for key in to_send.values()],
@@ -107,7 +109,7 @@ def judge_captions(
                 concurrency=config.concurrency,
                 max_attempts=config.max_attempts,
                 backoff=backoff(),
-                outage=outage("judge endpoint"),
+                outage=outage(JUDGE_ENDPOINT),
             )
         except EndpointError as error:
             return None, str(error)

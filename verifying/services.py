@@ -33,8 +33,10 @@ from benchmark.scoring.strict_json import without_refused_characters
 from benchmark.selectors import load_scoring_testset
 from core import audit
 from core.exceptions import DomainError, InvalidTransition
-from judging import lifecycle
-from judging.client import EndpointError
+from inference import lifecycle
+from inference.answering import ENDPOINT_NAME as MODEL_ENDPOINT
+from inference.answering import Answer, Content, ModelClient, answer_many
+from inference.client import EndpointError
 from submissions.enums import VerificationStatus
 from submissions.models import Submission
 from submissions.selectors import newest_scored_run
@@ -54,7 +56,6 @@ from .enums import ACTIVE_RERUN_STATES, ItemState, RerunStatus
 from .evidence import verify_from_report
 from .models import ModelEndpoint, RerunItem, RerunJob
 from .report import build_report, judge_captions, write_private_file
-from .runner import Answer, Content, ModelClient, answer_many
 
 logger = logging.getLogger(__name__)
 
@@ -114,7 +115,7 @@ def start_rerun(
             "The model endpoint needs an API key that has not been entered: the entry's owner "
             "enters it on the entry's page (or a superuser in the admin)."
         )
-    if endpoint.has_api_key and endpoint.api_key_origin != endpoint.origin:
+    if endpoint.key_moved:
         raise DomainError(
             "The model endpoint's API key was entered for another address; it is never sent "
             "elsewhere. The entry's owner (or a superuser) enters it again for this one."
@@ -179,7 +180,7 @@ def set_rerun_status(
     message: str | None = None,
     note: str = "",
 ) -> RerunJob:
-    """The one writer of `RerunJob.status` (`judging.lifecycle.set_status`). Call it inside the
+    """The one writer of `RerunJob.status` (`inference.lifecycle.set_status`). Call it inside the
     caller's transaction."""
     return lifecycle.set_status(RERUN_JOBS, job, new, actor=actor, message=message, note=note)
 
@@ -333,10 +334,11 @@ def _send(
             max_attempts=config.max_attempts,
             batch=max(1, config.concurrency // 2),
             backoff=backoff(),
-            outage=outage("model endpoint"),
+            outage=outage(MODEL_ENDPOINT),
             should_stop=clock.should_stop,
             tick=clock.tick,
             tick_seconds=min(1.0, heartbeat_seconds()),
+            thread_name="rerun",
         )
     finally:
         client.close()

@@ -50,10 +50,14 @@ INSTALLED_APPS = [
     "allauth.socialaccount.providers.github",
     # Password-guessing lockouts for every sign-in path, the admin's included (docs/accounts.md).
     "axes",
-    # Ours, lowest layer first; imports only point down: judging -> submissions -> benchmark -> core.
+    # Ours, lowest layer first; imports only point down (tests/test_layering.py):
+    # api -> verifying -> judging -> submissions -> inference -> benchmark -> core (and accounts).
     "core",
     "accounts",
     "benchmark",
+    # Calling OpenAI-compatible endpoints at scale, for the judge, re-runs and hosted evaluation
+    # (docs/inference.md).
+    "inference",
     "submissions",
     "judging",
     # Verifying an entry by re-running the model through its API (docs/verification.md).

@@ -11,50 +11,49 @@ from django.db import transaction
 
 from benchmark.models import Benchmark
 from core import audit
+from inference import lifecycle
+from inference.client import Backoff
+from inference.settings import JUDGE
 
-from .. import lifecycle
-from ..client import Backoff
 from ..models import JudgeEndpoint
 
 BULK_BATCH = 1000
 
-
-def _setting(name: str, default: Any) -> Any:
-    return getattr(settings, name, default)
+# The judge's timing settings, PODIUM_JUDGE_* (`inference.settings`: a re-run's fall back to them).
 
 
 def heartbeat_seconds() -> float:
-    return _setting("PODIUM_JUDGE_HEARTBEAT_SECONDS", 5.0)
+    return JUDGE.heartbeat_seconds()
 
 
 def stale_after() -> timedelta:
     """A running job whose heartbeat is older than this has lost its worker."""
-    return timedelta(seconds=_setting("PODIUM_JUDGE_STALE_SECONDS", 60.0))
+    return JUDGE.stale_after()
 
 
 def max_runs() -> int:
     """How many times a job may be picked up after its worker died before it fails."""
-    return _setting("PODIUM_JUDGE_MAX_RUNS", 20)
+    return JUDGE.max_runs()
 
 
 def outage_limit_seconds() -> float:
     """How long the endpoint may stay unreachable (only transient failures, across time
     slices) before the job fails with the metrics pending."""
-    return float(_setting("PODIUM_JUDGE_OUTAGE_LIMIT_SECONDS", 1800.0))
+    return JUDGE.outage_limit_seconds()
 
 
 def outage_probe_seconds() -> float:
     """The longest wait between two probes of an unreachable endpoint."""
-    return float(_setting("PODIUM_JUDGE_OUTAGE_PROBE_SECONDS", 30.0))
+    return JUDGE.outage_probe_seconds()
 
 
 def claim_poll_seconds() -> float:
     """How often a job looks again at prompts another job is judging."""
-    return float(_setting("PODIUM_JUDGE_CLAIM_POLL_SECONDS", 0.5))
+    return float(getattr(settings, "PODIUM_JUDGE_CLAIM_POLL_SECONDS", 0.5))
 
 
 def backoff() -> Backoff:
-    return Backoff(base=_setting("PODIUM_JUDGE_BACKOFF_SECONDS", 1.0))
+    return JUDGE.backoff()
 
 
 worker_id = lifecycle.worker_id

@@ -17,13 +17,13 @@ from benchmark.scoring.rubric import JudgeOutcome, Rubric, RubricError
 from benchmark.selectors import TestSetFileError, load_scoring_testset
 from core import audit
 from core.exceptions import DomainError, InvalidTransition, JudgeUnavailable
+from inference import lifecycle
 from submissions.enums import EvaluationStatus
 from submissions.judge_step import copy_for_rejudge, publish_judge_metrics
 from submissions.models import Evaluation
 from submissions.notifications import notify_judge_failed, notify_judge_held
 from submissions.services import set_evaluation_status
 
-from .. import lifecycle
 from ..enums import ACTIVE_JOB_STATES, ItemState, JobStatus
 from ..models import JudgeItem, JudgeJob, VerdictClaim
 from .endpoints import BULK_BATCH, active_endpoint, judge_unavailable_reason, max_runs, stale_after
@@ -187,7 +187,7 @@ def enqueue_job(job_id: int) -> None:
 def set_job_status(
     job: JudgeJob, new: JobStatus, *, actor: Any = None, message: str | None = None, note: str = ""
 ) -> JudgeJob:
-    """The one writer of `JudgeJob.status` (`judging.lifecycle.set_status`)."""
+    """The one writer of `JudgeJob.status` (`inference.lifecycle.set_status`)."""
     return lifecycle.set_status(JUDGE_JOBS, job, new, actor=actor, message=message, note=note)
 
 

@@ -8,7 +8,9 @@ from dataclasses import dataclass
 from django.db.models import Count, Q, Sum
 from django.utils import timezone
 
-from ..client import OutageState, Outcome
+from inference.client import OutageState
+
+from ..client import Outcome
 from ..enums import ItemState, JobStatus
 from ..models import JudgeJob
 

@@ -3,7 +3,8 @@ again those whose task was lost (the minute's Schedule)."""
 
 from __future__ import annotations
 
-from .. import lifecycle
+from inference import lifecycle
+
 from .jobs import JUDGE_JOBS
 
 

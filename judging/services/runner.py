@@ -11,17 +11,11 @@ from collections.abc import Callable, Iterator
 from django.db import transaction
 
 from benchmark.scoring.rubric import Rubric
+from inference import lifecycle
+from inference.client import EndpointError, EndpointUnreachable, OutageState
+from inference.settings import JUDGE
 
-from .. import lifecycle
-from ..client import (
-    ChatClient,
-    EndpointError,
-    EndpointUnreachable,
-    Outage,
-    OutageState,
-    Outcome,
-    judge_many,
-)
+from ..client import ENDPOINT_NAME, JudgeClient, Outcome, judge_many
 from ..enums import ItemState, JobStatus
 from ..models import JudgeItem, JudgeJob, Verdict
 from .claims import cached_verdicts, claim_keys, release_keys
@@ -30,8 +24,6 @@ from .endpoints import (
     backoff,
     claim_poll_seconds,
     heartbeat_seconds,
-    outage_limit_seconds,
-    outage_probe_seconds,
 )
 from .jobs import JUDGE_JOBS, _fail_job, finish_job
 from .progress import Progress, forget_estimate, progress_estimate, save_progress
@@ -263,13 +255,11 @@ def _send(
     over from the previous slice and is saved at every heartbeat."""
     rubric = Rubric.from_dict(job.rubric_settings, template=job.rubric_template)
     config = job.endpoint.config()
-    client = ChatClient(config)
+    client = JudgeClient(config)
     retry = backoff()
-    outage = Outage(
-        limit_seconds=outage_limit_seconds(),
-        base=retry.base,
-        cap=outage_probe_seconds(),
-        state=OutageState(job.unreachable_since, job.next_try_at, job.last_transient_error),
+    outage = JUDGE.outage(
+        ENDPOINT_NAME,
+        OutageState(job.unreachable_since, job.next_try_at, job.last_transient_error),
     )
 
     def beat() -> None:

@@ -9,7 +9,8 @@ from django.contrib.auth.models import Permission
 from benchmark.selectors import active_testset, load_scoring_testset
 from core import workers
 from core.exceptions import DomainError, InvalidTransition, JudgeUnavailable
-from judging import lifecycle, services
+from inference import lifecycle
+from judging import services
 from judging.enums import ItemState, JobStatus
 from judging.models import JudgeEndpoint, JudgeItem, JudgeJob, Verdict
 from judging.standin import Faults, StandinJudge, deterministic_verdict

@@ -18,6 +18,7 @@ from accounts.roles import MAINTAINERS_GROUP
 from core import encryption
 from core.exceptions import DomainError
 from core.models import AuditEvent
+from inference import keys
 from tests.accounts.factories import UserFactory
 from verifying import endpoints, services
 from verifying.enums import RerunStatus
@@ -216,7 +217,7 @@ def test_rotation_re_encrypts_every_key_under_the_new_first_key(
     new = Fernet.generate_key().decode()
     settings.PODIUM_FIELD_ENCRYPTION_KEYS = [new, old]
 
-    assert endpoints.rotate_endpoint_keys() == 1
+    assert keys.rotate_keys() == 1
 
     endpoint.refresh_from_db()
     assert Fernet(new).decrypt(endpoint.api_key_encrypted.encode()).decode() == SECRET

@@ -135,7 +135,7 @@ def test_500s_are_retried(
 def test_500s_beyond_the_attempts_budget_are_an_outage_not_failed_items(
     access_granted, endpoint, model, maintainer, django_capture_on_commit_callbacks
 ):
-    # The model's 500s cost no attempt (judging.client.ask_until_usable, shared with the
+    # The model's 500s cost no attempt (inference.client.ask_until_usable, shared with the
     # judge): the endpoint allows 3 attempts, each question gets 4 500s and is then answered.
     model.fail_first = 4
     job = run(

@@ -27,7 +27,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from benchmark.plugins import DEFAULT_PLUGIN, BenchmarkPlugin, UnknownPlugin, get_plugin, plugins
@@ -38,14 +37,9 @@ from benchmark.scoring.errors import (
     ScoringInputError,
 )
 from benchmark.scoring.rubric import JudgeOutcome, Rubric
-from judging.client import (
-    Backoff,
-    ChatClient,
-    EndpointConfig,
-    EndpointError,
-    Outage,
-    judge_many,
-)
+from inference.client import EndpointConfig, EndpointError
+from inference.settings import JUDGE
+from judging.client import ENDPOINT_NAME, JudgeClient, judge_many
 
 
 class Command(BaseCommand):
@@ -162,7 +156,7 @@ class Command(BaseCommand):
             if sys.stderr.isatty():
                 sys.stderr.write(f"\rjudged {done}/{len(first)} prompts")
 
-        client = ChatClient(config)
+        client = JudgeClient(config)
         try:
             judge_many(
                 [(key, prompt) for prompt, key in first.items()],
@@ -171,14 +165,10 @@ class Command(BaseCommand):
                 on_outcomes=on_outcomes,
                 concurrency=config.concurrency,
                 max_attempts=config.max_attempts,
-                backoff=Backoff(base=settings.PODIUM_JUDGE_BACKOFF_SECONDS),
+                backoff=JUDGE.backoff(),
                 # The same outage limits as a stored job: an unreachable judge is probed, then
                 # given up on (exit 1) after PODIUM_JUDGE_OUTAGE_LIMIT_SECONDS.
-                outage=Outage(
-                    limit_seconds=settings.PODIUM_JUDGE_OUTAGE_LIMIT_SECONDS,
-                    base=settings.PODIUM_JUDGE_BACKOFF_SECONDS,
-                    cap=settings.PODIUM_JUDGE_OUTAGE_PROBE_SECONDS,
-                ),
+                outage=JUDGE.outage(ENDPOINT_NAME),
             )
         except EndpointError as error:
             raise CommandError(str(error)) from None

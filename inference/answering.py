@@ -1,12 +1,10 @@
-"""Asking a model many questions with bounded concurrency, retries and backoff, as the judge
-does (`judging.client`): the same `ChatClient` transport with the openai library's own retries
-off, the same `Backoff`, the same split of failures into transient ones (no attempt charged: the
-shared `Outage` backs off and probes) and `EndpointError` (stops the run), the same attempt loop
-(`ask_until_usable`). No Django here.
-
-What differs from the judge: a question is a vision message (frames as image parts, then the
-text), and any text is an acceptable answer; an item whose attempts all fail is handed over
-with `answer=None` and becomes an empty prediction.
+"""Asking a model every question: the re-run of a verification and hosted evaluation both send
+a benchmark's questions to a model endpoint through this, unchanged (docs/inference.md). It is
+the engine's (`inference.client`) with what a model's answer means: a question is a vision
+message (media as image parts, then the text), any text is an acceptable answer, and an item
+whose attempts all fail is handed over with `answer=None` (its caller makes it an empty
+prediction). Transient failures cost no attempt (the shared `Outage` backs off and probes);
+`EndpointError` stops the run. No Django here.
 """
 
 from __future__ import annotations
@@ -16,7 +14,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from benchmark import media
-from judging.client import (
+
+from .client import (
     DEFAULT_OUTAGE_LIMIT_SECONDS,
     Backoff,
     ChatClient,
@@ -30,13 +29,14 @@ from judging.client import (
 # A question's message content (`benchmark.media`), built only when it is about to be sent (its
 # media are read then).
 Content = media.Content
+ENDPOINT_NAME = "model endpoint"
 
 
 class ModelClient(ChatClient):
     """`ChatClient` with the model's message: one user message whose content is a list of
     parts (OpenAI's vision format); refusals name the model endpoint."""
 
-    endpoint_name = "model endpoint"
+    endpoint_name = ENDPOINT_NAME
     key_hint = "the API key named in the model endpoint"
 
     def ask(self, content: Content) -> Reply:
@@ -67,7 +67,7 @@ def answer_one(
     outage: Outage,
     stop: threading.Event | None = None,
 ) -> Answer:
-    """Ask until an answer arrives (`judging.client.ask_until_usable`: transient failures cost
+    """Ask until an answer arrives (`inference.client.ask_until_usable`: transient failures cost
     no attempt, the shared `outage` holds calls back while the endpoint is down). A reply
     without text counts as a failed attempt. `EndpointError` propagates."""
 
@@ -109,19 +109,21 @@ def answer_many(
     should_stop: Callable[[], bool] = lambda: False,
     tick: Callable[[], None] = lambda: None,
     tick_seconds: float = 1.0,
+    thread_name: str = "answer",
 ) -> bool:
     """Ask `(key, build_content)` questions with at most `concurrency` in flight (content is
-    built, i.e. frames read, only when a question starts). Same contract as
-    `judging.client.judge_many`: answers are handed to `on_answers` in the calling thread, in
+    built, i.e. frames read, only when a question starts), through
+    `inference.client.run_bounded`: answers are handed to `on_answers` in the calling thread, in
     batches; answers waiting in a batch count against `concurrency`, so a crash repeats at most
     that many questions; `tick` runs at least every `tick_seconds`; once `should_stop()` is
     true no new question starts. Returns True when every question was handed over.
-    `EndpointError` stops the run: questions in flight finish first, then it is raised."""
+    `EndpointError` stops the run: questions in flight finish first, then it is raised.
+    `thread_name` names the worker threads (the re-run's are "rerun")."""
     backoff = backoff or Backoff()
     outage = outage or Outage(
         limit_seconds=DEFAULT_OUTAGE_LIMIT_SECONDS,
         base=backoff.base,
-        endpoint_name="model endpoint",
+        endpoint_name=ENDPOINT_NAME,
     )
 
     def work(key: int, build: Callable[[], Content], stop: threading.Event) -> Answer:
@@ -146,5 +148,5 @@ def answer_many(
         should_stop=should_stop,
         tick=tick,
         tick_seconds=tick_seconds,
-        thread_name="rerun",
+        thread_name=thread_name,
     )

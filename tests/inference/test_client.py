@@ -1,4 +1,4 @@
-"""The outage logic of `judging.client` without a database or a server: while the endpoint is
+"""The outage logic of `inference.client` without a database or a server: while the endpoint is
 unreachable only one probe is in flight, transport failures cost no attempt, an outage resumes
 from its saved state, and one that lasts too long stops the run."""
 
@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from judging.client import (
+from inference.client import (
     Backoff,
     EndpointUnreachable,
     Outage,
@@ -76,7 +76,8 @@ def test_while_unreachable_one_probe_at_a_time_and_no_attempt_is_charged():
 
 
 def test_an_outage_longer_than_the_limit_stops_the_run_with_its_start_and_last_error():
-    outage = Outage(limit_seconds=0.3, base=0.01, cap=0.05)
+    # Each user names its endpoint in the message (the judge's, a model's).
+    outage = Outage(limit_seconds=0.3, base=0.01, cap=0.05, endpoint_name="judge endpoint")
     endpoint = FlakyEndpoint(outage, down_seconds=60)
     started = datetime.now(UTC)
 

@@ -1,6 +1,6 @@
 """Start-up (issue 16): a process that never talks to an endpoint does not import `openai`
-(~0.3 s): Django's set-up of every app, the score command's module and the judge's client
-module leave it out until a `ChatClient` is made."""
+(~0.3 s): Django's set-up of every app, the score command's module, the engine's client and
+answering modules and the judge's client module leave it out until a `ChatClient` is made."""
 
 import subprocess
 import sys
@@ -14,9 +14,9 @@ import os, sys
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.test")
 import django
 django.setup()
-import judging.client, judging.management.commands.score, verifying.services
+import inference.answering, inference.client, judging.client, judging.management.commands.score, verifying.services
 before = "openai" in sys.modules
-judging.client.ChatClient(judging.client.EndpointConfig(base_url="http://127.0.0.1:9/v1", model="m", api_key=""))
+inference.client.ChatClient(inference.client.EndpointConfig(base_url="http://127.0.0.1:9/v1", model="m", api_key=""))
 print(before, "openai" in sys.modules)
 """
 

@@ -1,8 +1,9 @@
 """The life of a background job that runs in time slices on the worker cluster: one status
-writer, claiming a job for this worker, and reaping jobs whose worker died. Shared by the judge's
-jobs and the verification re-runs (`verifying`), whose models have the same fields: `status`
-(`JobStatus` values), `message`, `runs`, `interruptions`, `worker`, `created_at`, `started_at`,
-`heartbeat_at`, `finished_at`.
+writer, claiming a job for this worker, handing it back at the end of a slice, and reaping jobs
+whose worker died. Shared by every kind of engine job (the judge's, the verification re-runs,
+hosted evaluation), whose models inherit `inference.models.Job`: `status` (`JobStatus` values),
+`message`, `runs`, `interruptions`, `worker`, `created_at`, `started_at`, `heartbeat_at`,
+`finished_at`. A kind says what differs in a `JobKind`.
 """
 
 from __future__ import annotations
