@@ -25,6 +25,7 @@ from .client import (
     ask_until_usable,
     run_bounded,
 )
+from .pacing import RateLimiter
 
 # A question's message content (`benchmark.media`), built only when it is about to be sent (its
 # media are read then).
@@ -66,10 +67,12 @@ def answer_one(
     backoff: Backoff,
     outage: Outage,
     stop: threading.Event | None = None,
+    limiter: RateLimiter | None = None,
 ) -> Answer:
     """Ask until an answer arrives (`inference.client.ask_until_usable`: transient failures cost
-    no attempt, the shared `outage` holds calls back while the endpoint is down). A reply
-    without text counts as a failed attempt. `EndpointError` propagates."""
+    no attempt, the shared `outage` holds calls back while the endpoint is down; a `limiter`
+    paces every call). A reply without text counts as a failed attempt. `EndpointError`
+    propagates."""
 
     def interpret(reply: Reply) -> str:
         if reply.text is None:
@@ -83,6 +86,7 @@ def answer_one(
         backoff=backoff,
         outage=outage,
         stop=stop,
+        limiter=limiter,
     )
     return Answer(
         key,
@@ -110,6 +114,7 @@ def answer_many(
     tick: Callable[[], None] = lambda: None,
     tick_seconds: float = 1.0,
     thread_name: str = "answer",
+    limiter: RateLimiter | None = None,
 ) -> bool:
     """Ask `(key, build_content)` questions with at most `concurrency` in flight (content is
     built, i.e. frames read, only when a question starts), through
@@ -118,7 +123,8 @@ def answer_many(
     that many questions; `tick` runs at least every `tick_seconds`; once `should_stop()` is
     true no new question starts. Returns True when every question was handed over.
     `EndpointError` stops the run: questions in flight finish first, then it is raised.
-    `thread_name` names the worker threads (the re-run's are "rerun")."""
+    `thread_name` names the worker threads (the re-run's are "rerun"). A `limiter` shared by
+    every thread paces the calls (hosted evaluation's requests per minute, `inference.pacing`)."""
     backoff = backoff or Backoff()
     outage = outage or Outage(
         limit_seconds=DEFAULT_OUTAGE_LIMIT_SECONDS,
@@ -135,6 +141,7 @@ def answer_many(
             backoff=backoff,
             outage=outage,
             stop=stop,
+            limiter=limiter,
         )
 
     return run_bounded(

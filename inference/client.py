@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from .pacing import RateLimiter
+
 if TYPE_CHECKING:
     import openai
 
@@ -40,7 +42,13 @@ RETRYABLE_STATUS = frozenset({408, 409, 425, 429})
 
 class EndpointError(Exception):
     """The endpoint refused the request in a way no retry fixes (a bad key, an unknown model,
-    a wrong URL): the whole run stops with this message."""
+    a wrong URL): the whole run stops with this message. `status` is the HTTP status of the
+    refusal (None when it was not one), so a user can name it in its own words (hosted
+    evaluation: "the endpoint refused the API key")."""
+
+    def __init__(self, message: str = "", *, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 class TransientError(Exception):
@@ -133,7 +141,7 @@ def _classify(error: openai.APIStatusError, endpoint_name: str, key_hint: str) -
         403: " (the key may lack access to this model)",
         404: " (check the base URL and the model name)",
     }.get(status, "")
-    return EndpointError(f"the {endpoint_name} refused the request: {detail}{hint}")
+    return EndpointError(f"the {endpoint_name} refused the request: {detail}{hint}", status=status)
 
 
 def retry_after_seconds(headers: object) -> float | None:
@@ -328,12 +336,14 @@ def ask_until_usable[T](
     backoff: Backoff,
     outage: Outage,
     stop: threading.Event | None = None,
+    limiter: RateLimiter | None = None,
 ) -> Asked[T]:
     """Call until `interpret(reply)` returns a value (it raises `UnusableReply` for a reply it
     cannot use) or `max_attempts` answered calls were unusable. Transient failures are not
     attempts: they go to `outage`, which holds every call back while the endpoint is down (and
     raises `EndpointUnreachable` once it has been down too long). An unusable reply waits
-    `backoff` before the next attempt. `EndpointError` propagates. The judge
+    `backoff` before the next attempt. With a `limiter` every call (a probe too) waits for its
+    slot first (`inference.pacing`). `EndpointError` propagates. The judge
     (`judging.client.judge_one`) and the re-run and hosted evaluation
     (`inference.answering.answer_one`) all ask through this."""
     stop = stop or threading.Event()
@@ -342,6 +352,9 @@ def ask_until_usable[T](
     while attempts < max_attempts:
         probe = outage.acquire(stop)
         if probe is None:
+            break
+        if limiter is not None and not limiter.wait(stop):
+            outage.released(probe)
             break
         try:
             calls += 1
