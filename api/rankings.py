@@ -84,8 +84,8 @@ __all__ = ["JSON_QUERY", "RankingRowSerializer", "RankingsQuerySerializer", "url
 
 # Part of every ETag and cache key: bump it when the rankings' representation changes, so no
 # client or cache keeps a body of the old shape.
-# 2: intervals, rank intervals and tiers (issue 12).
-REPRESENTATION_VERSION = "2"
+# 2: intervals, rank intervals and tiers (issue 12). 3: evaluated_by_podium (issue 15).
+REPRESENTATION_VERSION = "3"
 
 
 # --- rankings: rows -------------------------------------------------------------------------------
@@ -171,6 +171,7 @@ def ranking_rows(benchmark: Benchmark, metrics: list[Metric]) -> list[RankingRow
             "code_url": record.submission__code_url,
             "is_baseline": record.submission__is_baseline,
             "imported": record.submission__source == SubmissionSource.IMPORTED,
+            "evaluated_by_podium": record.submission__source == SubmissionSource.HOSTED,
             "verified": record.submission__verification_status == VerificationStatus.VERIFIED,
             "verified_at": _iso(record.submission__verified_at),
             "submitted_at": _iso(record.submission__created_at),

@@ -119,6 +119,9 @@ class RankingRowSerializer(serializers.Serializer):
     code_url = serializers.CharField(allow_blank=True)
     is_baseline = serializers.BooleanField(help_text="Off-the-shelf model run by maintainers")
     imported = serializers.BooleanField(help_text="A published result imported from elsewhere")
+    evaluated_by_podium = serializers.BooleanField(
+        help_text="Podium asked the model's endpoint every question itself (hosted evaluation)"
+    )
     verified = serializers.BooleanField()
     verified_at = serializers.DateTimeField(allow_null=True)
     submitted_at = serializers.DateTimeField()

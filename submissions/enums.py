@@ -84,8 +84,13 @@ class FailureCode(models.TextChoices):
 
 
 class SubmissionSource(models.TextChoices):
+    """Where an entry's predictions came from. `hosted`: Podium asked the submitter's model
+    endpoint every question itself and wrote the file (the `hosting` app, docs/hosted.md); the
+    pages and the API say "evaluated by Podium", and its verification needs no re-run."""
+
     UPLOAD = "upload", "Uploaded predictions"
     IMPORTED = "imported", "Imported published result"
+    HOSTED = "hosted", "Evaluated by Podium"
 
 
 class VerificationStatus(models.TextChoices):
@@ -97,7 +102,8 @@ class VerificationStatus(models.TextChoices):
     community -> nominated -> contacted -> access granted -> verifying -> verified, or rejected
     (with a reason the submitter sees) from any step; a verified entry can be withdrawn; a
     rejected or withdrawn one can be nominated again. An entry the maintainers evaluated
-    themselves (an imported published result, a baseline) goes from community to verified
+    themselves (an imported published result, a baseline), and one Podium evaluated through
+    the endpoint its submitter gave (hosted evaluation), goes from community to verified
     directly, and back to verified from withdrawn or rejected with a note. What each move to
     verified needs as evidence is `submissions.verification.verification_evidence`.
     """
@@ -129,8 +135,9 @@ VERIFICATION_TRANSITIONS: dict[VerificationStatus, frozenset[VerificationStatus]
     V.ACCESS_GRANTED: frozenset({V.VERIFYING, V.REJECTED}),
     V.VERIFYING: frozenset({V.VERIFIED, V.REJECTED, V.ACCESS_GRANTED}),
     V.VERIFIED: frozenset({V.WITHDRAWN}),
-    # -> verified: only the maintainers' own results, re-verified with a note (the writer
-    # checks who may take these moves; an upload goes back through nomination).
+    # -> verified: only the maintainers' own results and entries evaluated by Podium,
+    # re-verified with a note (the writer checks who may take these moves; an upload goes
+    # back through nomination).
     V.REJECTED: frozenset({V.NOMINATED, V.VERIFIED}),
     V.WITHDRAWN: frozenset({V.NOMINATED, V.VERIFIED}),
 }

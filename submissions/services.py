@@ -12,7 +12,7 @@ import logging
 import os
 import tempfile
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
@@ -80,6 +80,7 @@ __all__ = [
     "TOO_MANY_ATTEMPTS_MESSAGE",
     "Evidence",
     "SubmissionDetails",
+    "add_quota_use",
     "add_verification_listener",
     "create_submission",
     "enqueue_board_recompute",
@@ -127,21 +128,39 @@ def quota_window_start(now: datetime | None = None) -> datetime:
     return now.astimezone(timezone.UTC).replace(hour=0, minute=0, second=0, microsecond=0)
 
 
+# Callbacks (user, benchmark, since) -> how many more evaluations the user asked for on the
+# benchmark since `since`: the hosted evaluations (`hosting` registers one; a hosted request
+# counts when it is submitted, so its entry's run does not count again below).
+QuotaUse = Callable[[Any, Benchmark, datetime], int]
+_quota_uses: list[QuotaUse] = []
+
+
+def add_quota_use(counter: QuotaUse) -> None:
+    """Count `counter`'s evaluations against the daily quota too (an app above this one)."""
+    if counter not in _quota_uses:
+        _quota_uses.append(counter)
+
+
 def evaluations_used_today(user: Any, benchmark: Benchmark) -> int:
     """Evaluations this user requested of their own submissions on this benchmark since
     midnight UTC (cancelled ones and runs the platform itself failed do not count; a
-    maintainer's reruns of other people's entries are not theirs to pay for)."""
-    return (
+    maintainer's reruns of other people's entries are not theirs to pay for), plus what the
+    apps above count (`add_quota_use`: hosted evaluations, each counted when requested)."""
+    since = quota_window_start()
+    uploads = (
         Evaluation.objects.filter(
             submission__benchmark=benchmark,
             submission__owner=user,
             requested_by=user,
-            created_at__gte=quota_window_start(),
+            created_at__gte=since,
         )
+        # A hosted entry's run: its request was counted when it was submitted.
+        .exclude(submission__source=SubmissionSource.HOSTED)
         .exclude(status=EvaluationStatus.CANCELLED)
         .exclude(error_code__in=[FailureCode.INTERNAL_ERROR, FailureCode.TEST_SET_UNAVAILABLE])
         .count()
     )
+    return uploads + sum(counter(user, benchmark, since) for counter in _quota_uses)
 
 
 def evaluations_left_today(user: Any, benchmark: Benchmark) -> int:
@@ -236,7 +255,12 @@ def validate_predictions(
 
 
 def create_submission(
-    benchmark: Benchmark, *, owner: Any, details: SubmissionDetails, predictions: bytes
+    benchmark: Benchmark,
+    *,
+    owner: Any,
+    details: SubmissionDetails,
+    predictions: bytes,
+    source: SubmissionSource = SubmissionSource.UPLOAD,
 ) -> Submission:
     """Validate, store and queue a new submission with its first evaluation run.
 
@@ -246,7 +270,10 @@ def create_submission(
     `InvalidPredictions`, ...) and stores nothing. The daily quota is checked under a lock on
     the owner's row, so parallel uploads cannot exceed it; the unique index of published
     names' skeletons settles two look-alikes racing. On commit the scoring task is queued.
-    Returns the submission, its names as normalised.
+    `source` HOSTED is hosted evaluation's (`hosting.runner`: the file Podium wrote from the
+    model's answers), checked, stored and scored exactly as an upload, except the quota: its
+    request took its evaluation of the day when it was submitted. Returns the submission, its
+    names as normalised.
     """
     details = replace(details, **clean_names(vars(details)))
     details = replace(details, options=check_options(benchmark, details.options))
@@ -261,7 +288,8 @@ def create_submission(
             # Lock the owner's row: concurrent uploads by one person queue here, so the count
             # below sees every run committed before this one.
             get_user_model().objects.select_for_update().get(pk=owner.pk)
-            if evaluations_left_today(owner, benchmark) <= 0:
+            hosted = source == SubmissionSource.HOSTED
+            if not hosted and evaluations_left_today(owner, benchmark) <= 0:
                 raise QuotaExceeded(
                     f"You have used all {benchmark.daily_submission_limit} evaluations for "
                     f"{benchmark.name} today; the count resets at midnight UTC."
@@ -271,7 +299,7 @@ def create_submission(
             submission = Submission.objects.create(
                 benchmark=benchmark,
                 owner=owner,
-                source=SubmissionSource.UPLOAD,
+                source=source,
                 model_name_skeleton=confusable_key(details.model_name),
                 predictions_file=str(relative),
                 predictions_sha256=checksum,

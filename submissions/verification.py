@@ -11,7 +11,12 @@ the evidence rule lives there and nothing can skip it:
   app, which registers it here (`set_rerun_evidence_check`); without it an upload is never
   verified;
 - a result the maintainers produced themselves (an imported published row, a baseline) is
-  verified directly, and re-verified after a withdrawal or rejection only with a note.
+  verified directly, and re-verified after a withdrawal or rejection only with a note;
+- an entry evaluated by Podium (hosted evaluation: Podium asked the model endpoint every
+  question itself) needs no re-run: the hosted evaluation is its evidence, so it is verified
+  from the Community board directly (or from `verifying`), and re-verified after a withdrawal
+  or rejection only with a note. `verifying`'s registered check reads that evidence (the
+  answers came from Podium's own calls, docs/hosted.md); without it nothing is verified.
 """
 
 from __future__ import annotations
@@ -74,6 +79,8 @@ def verification_evidence(
         imported = submission.source == SubmissionSource.IMPORTED
         kind = "imported published result" if imported else "baseline"
         return Evidence(f"the maintainers' own result ({kind})", {"kind": "maintainer_result"})
+    if submission.source == SubmissionSource.HOSTED:
+        return _hosted_evidence(submission, current, force=force, note=note)
     if current != V.VERIFYING:
         raise VerificationRefused(
             "An uploaded entry is verified on an independent re-run of its model: nominate it, "
@@ -84,6 +91,25 @@ def verification_evidence(
         raise VerificationRefused(
             "No re-run can be checked on this server (the verifying app is not installed), so "
             "an uploaded entry cannot be verified.",
+        )
+    return _rerun_evidence_check(submission, force=force, note=note)
+
+
+def _hosted_evidence(
+    submission: Submission, current: VerificationStatus, *, force: bool, note: str
+) -> Evidence:
+    """An entry evaluated by Podium: its hosted evaluation is the evidence (no re-run), from any
+    state the transition map lets go to verified; re-verifying after a withdrawal or a
+    rejection needs a note, as for the maintainers' own results."""
+    if current in (V.WITHDRAWN, V.REJECTED) and not note:
+        raise VerificationRefused(
+            f"Say in the note why this {current.label.lower()} entry evaluated by Podium is "
+            "verified again: the note is kept in its audit trail.",
+        )
+    if _rerun_evidence_check is None:
+        raise VerificationRefused(
+            "No hosted evaluation can be checked on this server (the verifying app is not "
+            "installed), so an entry evaluated by Podium cannot be verified.",
         )
     return _rerun_evidence_check(submission, force=force, note=note)
 

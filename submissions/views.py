@@ -100,7 +100,7 @@ def _board_parts(
         stamp = summary.computed_at.timestamp()
         page_key = page if page and page.isdigit() and len(page) < 8 else "1"
         key = (
-            f"podium:board:v3:{benchmark.pk}:{board}:{stamp}:{sort.key}:{sort.direction}"
+            f"podium:board:v4:{benchmark.pk}:{board}:{stamp}:{sort.key}:{sort.direction}"
             f":{board_filter.tag}:{page_key}"
         )
         cached = cache.get(key)

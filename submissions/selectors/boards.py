@@ -212,6 +212,8 @@ class BoardRow:
     # The first row of a tier in the order shown (only when the table is in rank order): the
     # table draws a separator above it.
     tier_start: bool = False
+    # Evaluated by Podium (hosted evaluation, docs/hosted.md): the row's badge.
+    is_hosted: bool = False
 
     @property
     def rank_interval(self) -> str:
@@ -337,6 +339,7 @@ def board_row(entry: BoardEntry, metrics: list[Metric]) -> BoardRow:
         has_intervals=has_intervals,
         paper_url=submission.paper_url,
         code_url=submission.code_url,
+        is_hosted=submission.source == SubmissionSource.HOSTED,
     )
 
 

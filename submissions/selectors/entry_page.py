@@ -120,6 +120,9 @@ class EntryPage:
     board_entry: BoardEntry | None
     board: BoardKind  # the board the entry is on, or would land on (Community)
     is_imported: bool
+    # Evaluated by Podium: its answers came from Podium's own calls to the model's endpoint
+    # (hosted evaluation, docs/hosted.md).
+    is_hosted: bool
     verification_label: str
     verified_at: datetime | None
     verification_changed_at: datetime | None
@@ -186,6 +189,7 @@ def entry_page(submission: Submission) -> EntryPage:
         board_entry=board_entry,
         board=board,
         is_imported=is_imported,
+        is_hosted=submission.source == SubmissionSource.HOSTED,
         verification_label=(
             VerificationStatus(submission.verification_status).label
             if submission.publish
