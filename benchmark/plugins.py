@@ -124,6 +124,10 @@ class DemoFiles:
     # Further predictions files the stand-in model plays back (a file no entry has, for a
     # visitor to upload and a maintainer to re-run); the entries' files are played back too.
     playback: tuple[Path, ...] = ()
+    # Demo models evaluated through the hosted evaluation queue instead of uploaded (issue 15,
+    # docs/hosted.md): `load_demo` submits each as a request for the stand-in model that
+    # plays back its file, so a fresh machine shows the queue filling and finishing.
+    hosted: tuple[DemoEntry, ...] = ()
 
 
 @dataclass(frozen=True)

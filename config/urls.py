@@ -20,6 +20,9 @@ urlpatterns = [
     path("", include("judging.urls")),
     # The entry owner's model endpoint for verification (/submissions/<pk>/model-endpoint/).
     path("", include("verifying.urls")),
+    # Hosted evaluation: the public queue (/b/<slug>/queue/), the endpoint form and a
+    # request's own page (/hosted/<pk>/).
+    path("", include("hosting.urls")),
     # The REST API, its schema and docs (docs/api.md).
     path("api/", include("api.urls")),
     # "Use the API": curl and Python examples built from the real endpoints (/api-guide/).

@@ -98,3 +98,14 @@ class InvalidOption(DomainError):
     def __init__(self, message: str, *, field: str = ""):
         self.field = field
         super().__init__(message)
+
+
+class InvalidEndpoint(DomainError):
+    """A model endpoint Podium cannot call for a hosted evaluation: a base URL that is not an
+    http(s) URL, one with a user name, password or query (a key goes in the key field), an
+    address on a private network, a setting out of range. `field` is the form field at
+    fault, when there is one."""
+
+    def __init__(self, message: str, *, field: str = ""):
+        self.field = field
+        super().__init__(message)

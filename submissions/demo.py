@@ -12,7 +12,9 @@ to import a synthetic test set over a different active one.
 
 Apps above this one add their part of the demo through a hook (`add_demo_hook`, called with a
 `DemoLoaded` once per benchmark): `verifying` puts the media a re-run sends in place and
-registers the stand-in model's endpoint for the demo entries.
+registers the stand-in model's endpoint for the demo entries; `hosting` queues a hosted
+evaluation of the stand-in model for each of a plugin's `hosted` demo models. Both name a
+demo file's stand-in model with `standin_model_name`.
 """
 
 from __future__ import annotations
@@ -50,6 +52,20 @@ DEMO_PASSWORD = "podium-demo"
 # the admin's console, no superuser powers). Development machines only, like all of load_demo.
 DEMO_MAINTAINER_USERNAME = "maintainer"
 DEMO_MAINTAINER_PASSWORD = "podium-maintainer"
+
+
+STANDIN_PREFIX = "standin-"
+
+
+def standin_model_name(plugin_key: str, predictions: Path) -> str:
+    """The demo stand-in model's name for the model that plays back a demo predictions file
+    (`manage.py standin_model`, verifying/demo.py): for the default plugin (MedVidBench)
+    `standin-<kind>` for `predictions_<kind>.json` (`standin-noisy`), for another one
+    `standin-<plugin key>-<kind>` (`standin-medsg-bench-pixel_near_perfect`)."""
+    kind = predictions.stem.removeprefix("predictions_")
+    if plugin_key == DEFAULT_PLUGIN:
+        return f"{STANDIN_PREFIX}{kind}"
+    return f"{STANDIN_PREFIX}{plugin_key}-{kind}"
 
 
 @dataclass(frozen=True)

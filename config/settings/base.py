@@ -51,7 +51,8 @@ INSTALLED_APPS = [
     # Password-guessing lockouts for every sign-in path, the admin's included (docs/accounts.md).
     "axes",
     # Ours, lowest layer first; imports only point down (tests/test_layering.py):
-    # api -> verifying -> judging -> submissions -> inference -> benchmark -> core (and accounts).
+    # api -> verifying -> hosting -> judging -> submissions -> inference -> benchmark -> core
+    # (and accounts).
     "core",
     "accounts",
     "benchmark",
@@ -60,6 +61,9 @@ INSTALLED_APPS = [
     "inference",
     "submissions",
     "judging",
+    # Hosted evaluation: Podium asks a submitted model endpoint every question, with a public
+    # request queue (docs/hosted.md).
+    "hosting",
     # Verifying an entry by re-running the model through its API (docs/verification.md).
     "verifying",
     # The REST API: an interface over the apps' services, above them all (docs/api.md).
@@ -379,6 +383,15 @@ PODIUM_JUDGE_BACKOFF_SECONDS = float(env_str("PODIUM_JUDGE_BACKOFF_SECONDS", "1.
 # has been unreachable for LIMIT seconds, across time slices (docs/judge.md).
 PODIUM_JUDGE_OUTAGE_LIMIT_SECONDS = env_int("PODIUM_JUDGE_OUTAGE_LIMIT_SECONDS", 1800)
 PODIUM_JUDGE_OUTAGE_PROBE_SECONDS = env_int("PODIUM_JUDGE_OUTAGE_PROBE_SECONDS", 30)
+
+# Hosted evaluation (docs/hosted.md). Its timing and retry settings are PODIUM_HOSTED_<NAME>
+# where set, else the judge's (inference/settings.py). A submitted base URL must resolve to a
+# public address: Podium's workers never call the server's own network (its database, a cloud
+# metadata service) for a submitter, unless this says so (dev and test: the stand-in model on
+# loopback).
+PODIUM_HOSTED_ALLOW_PRIVATE_ENDPOINTS = env_bool("PODIUM_HOSTED_ALLOW_PRIVATE_ENDPOINTS", False)
+# Questions in flight at once for one request.
+PODIUM_HOSTED_CONCURRENCY = env_int("PODIUM_HOSTED_CONCURRENCY", 8)
 
 # --- Secrets (docs/deployment.md, "Secrets and encryption keys").
 # A model endpoint's API key is a credential its owner gives us: stored Fernet-encrypted under

@@ -32,6 +32,8 @@ REST_FRAMEWORK = {
         "user": env_str("PODIUM_API_USER_RATE", "1000000/min"),
     },
 }
+# The stand-in models are on loopback; tests of the address check turn this off.
+PODIUM_HOSTED_ALLOW_PRIVATE_ENDPOINTS = True
 # A fixed, public, test-only key for the model endpoints' API keys (base.py), so a fresh
 # checkout works without configuration; production requires its own.
 PODIUM_FIELD_ENCRYPTION_KEYS = env_fernet_keys(
