@@ -6,8 +6,8 @@ entries' model endpoint, so a maintainer can take an entry from the Community bo
 Official one through a real re-run on a fresh machine.
 
 The stand-in model (`verifying.standin.StandinModel`) is NOT a real model: it plays back the
-demo's predictions files (every file a plugin's `write_demo` names: its entries' and its
-`playback` ones), one model per file (`standin_model_name`): MedVidBench's `standin-noisy`,
+demo's predictions files (every file a plugin's `write_demo` names: its entries', its
+`hosted` models' and its `playback` ones), one model per file (`standin_model_name`): MedVidBench's `standin-noisy`,
 `standin-perfect`, `standin-prose` and `standin-new` (the file no demo entry has,
 `predictions_new.json`, which a visitor uploads), MedSG-Bench's
 `standin-medsg-bench-<file>`. Each answers a test question (known by its text and the media sent
@@ -36,26 +36,17 @@ from benchmark.plugins import (
     plugin_for,
     plugins,
 )
-from submissions.demo import DemoLoaded
+from submissions.demo import STANDIN_PREFIX, DemoLoaded, standin_model_name
 
 from .config import media_root
 from .services import active_endpoint, register_endpoint
 from .standin import content_key
 
-STANDIN_PREFIX = "standin-"
+# Found here too (the re-run's demo named them first; `hosting`'s demo uses them as well).
+__all__ = ["STANDIN_PREFIX", "standin_model_name"]
 # The demo endpoints' settings: 16 questions in flight finish the 6,245 of the demo test set in
 # well under a minute against the stand-in (docs/verification.md has the figures).
 DEMO_ENDPOINT_SETTINGS = {"concurrency": 16, "max_attempts": 5, "timeout_seconds": 30.0}
-
-
-def standin_model_name(plugin_key: str, predictions: Path) -> str:
-    """The stand-in's model that plays back a demo predictions file: for the default plugin
-    (MedVidBench) `standin-<kind>` for `predictions_<kind>.json` (`standin-noisy`), for
-    another one `standin-<plugin key>-<kind>` (`standin-medsg-bench-pixel_near_perfect`)."""
-    kind = predictions.stem.removeprefix("predictions_")
-    if plugin_key == DEFAULT_PLUGIN:
-        return f"{STANDIN_PREFIX}{kind}"
-    return f"{STANDIN_PREFIX}{plugin_key}-{kind}"
 
 
 def answer_text(prediction: Any) -> str:
@@ -132,7 +123,8 @@ def demo_answer_tables(
                 continue
             sources = {
                 standin_model_name(key, entry.predictions): (entry.predictions, entry.options)
-                for entry in files.entries
+                # The hosted demo models' files too: the queue's requests ask the stand-in.
+                for entry in (*files.entries, *files.hosted)
             }
             for path in files.playback:
                 if path.exists():

@@ -1,4 +1,5 @@
-"""What an uploaded entry's verification rests on: its newest re-run's discrepancy report.
+"""What an entry's verification rests on: an upload's newest re-run's discrepancy report, or
+for an entry evaluated by Podium (hosted evaluation) the hosted evaluation itself.
 
 `rerun_evidence` is installed into the verification workflow's one writer
 (`submissions.verification.set_verification_status`) when the app is ready, so every path to
@@ -7,6 +8,10 @@ the entry's newest re-run is done, it was compared with the run the entry is ran
 every compared metric is within the benchmark's tolerance, or the verify is forced with a note
 saying why. Refusals are `VerificationRefused`, naming the missing step and the object where it
 is taken (the entry, to start a re-run; the re-run, to wait for it or read its report).
+
+An entry evaluated by Podium needs no second re-run (docs/hosted.md): its answers came from
+Podium's own calls to the model's endpoint, so its done hosted request, and a run scored from
+the file Podium wrote, are the evidence (`hosted_evidence`).
 """
 
 from __future__ import annotations
@@ -14,7 +19,8 @@ from __future__ import annotations
 from typing import Any
 
 from core.exceptions import VerificationRefused
-from submissions.enums import VerificationStatus
+from hosting.selectors import hosted_request_of
+from submissions.enums import SubmissionSource, VerificationStatus
 from submissions.models import Submission
 from submissions.selectors import newest_scored_run
 from submissions.services import Evidence, set_verification_status
@@ -27,9 +33,50 @@ def newest_rerun(submission: Submission) -> RerunJob | None:
     return submission.reruns.order_by("-created_at", "-id").first()
 
 
+def hosted_evidence(submission: Submission) -> Evidence:
+    """The evidence for verifying an entry evaluated by Podium: the done hosted request it came
+    from (Podium asked the endpoint every question itself) and a run scored from the file
+    Podium wrote, or `VerificationRefused`. No re-run, no tolerance: nothing self-reported is
+    compared, the answers are Podium's own record."""
+    request = hosted_request_of(submission)
+    if request is None:
+        raise VerificationRefused(
+            "The entry says it was evaluated by Podium, but no finished hosted evaluation "
+            "produced it; it cannot be verified on that evidence.",
+        )
+    run = newest_scored_run(submission)
+    if run is None:
+        raise VerificationRefused(
+            f"The entry from hosted evaluation {request.pk} is not scored yet; verify it once "
+            "its run has scores.",
+        )
+    endpoint = request.endpoint
+    data: dict[str, Any] = {
+        "kind": "hosted",
+        "hosted_request": request.pk,
+        "evaluation": run.pk,
+        "questions": request.items_total,
+        "answered": request.items_done,
+        "unanswered": request.items_failed,
+        "model": endpoint.model,
+        "origin": endpoint.origin,
+        "tokens": request.tokens,
+        "forced": False,
+    }
+    summary = (
+        f"hosted evaluation {request.pk}: Podium asked {endpoint.model} at {endpoint.origin} "
+        f"all {request.items_total:,} questions itself ({request.items_done:,} answered), run "
+        f"{run.pk} scored from its answers; no re-run needed"
+    )
+    return Evidence(summary, data)
+
+
 def rerun_evidence(submission: Submission, *, force: bool = False, note: str = "") -> Evidence:
-    """The evidence for verifying `submission` (an upload in `verifying`), or
+    """The evidence for verifying `submission` (an upload in `verifying`; an entry evaluated by
+    Podium from any state the workflow lets go to verified, `hosted_evidence`), or
     `VerificationRefused`. Reads; called by the writer under its row lock."""
+    if submission.source == SubmissionSource.HOSTED:
+        return hosted_evidence(submission)
     job = newest_rerun(submission)
     if job is None:
         raise VerificationRefused(

@@ -10,7 +10,8 @@ from urllib.parse import urlencode
 
 from django.urls import reverse
 
-from submissions.enums import VerificationStatus
+from hosting.selectors import hosted_request_of
+from submissions.enums import SubmissionSource, VerificationStatus
 from submissions.models import Submission
 from submissions.next_step import NextStep, entry_in_admin_list
 
@@ -35,9 +36,39 @@ def entry_endpoints_page(submission: Submission) -> str:
     return f"{changelist}?{urlencode({'submission__id__exact': submission.pk})}"
 
 
+def hosted_request_page(request_id: int) -> str:
+    return reverse("admin:hosting_hostedrequest_change", args=[request_id])
+
+
+def hosted_step(submission: Submission) -> NextStep | None:
+    """An entry evaluated by Podium: verify it on its hosted evaluation (no re-run), linked to
+    the request whose page shows the evidence."""
+    status = submission.verification_status
+    if status == VerificationStatus.VERIFIED:
+        return None
+    request = hosted_request_of(submission)
+    if request is None:
+        return None
+    if status in (VerificationStatus.REJECTED, VerificationStatus.WITHDRAWN):
+        return NextStep(
+            f"verify it again with a note saying why (the action “Verify”): hosted evaluation "
+            f"{request.pk} is its evidence",
+            hosted_request_page(request.pk),
+        )
+    if status not in (VerificationStatus.COMMUNITY, VerificationStatus.VERIFYING):
+        return None
+    return NextStep(
+        f"verify it (the action “Verify”): hosted evaluation {request.pk} is its evidence, no "
+        "re-run needed",
+        hosted_request_page(request.pk),
+    )
+
+
 def rerun_step(submission: Submission) -> NextStep | None:
     """The next re-run step of an entry whose authors granted access or that is being
-    verified; None for any other entry."""
+    verified (for an entry evaluated by Podium, `hosted_step`); None for any other entry."""
+    if submission.source == SubmissionSource.HOSTED:
+        return hosted_step(submission)
     status = submission.verification_status
     if status not in (VerificationStatus.ACCESS_GRANTED, VerificationStatus.VERIFYING):
         return None
