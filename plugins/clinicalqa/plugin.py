@@ -32,6 +32,9 @@ from .scoring import (
 
 SCORER_VERSION = "clinicalqa-1"
 CATEGORY_LABELS = {MULTIPLE_CHOICE: "multiple choice", OPEN_ENDED: "open-ended"}
+# The board category (definition.CATEGORIES) each item category's questions belong to: the
+# hosted evaluation queue shows its progress per board category (docs/hosted.md).
+BOARD_CATEGORY = {MULTIPLE_CHOICE: "close_ended", OPEN_ENDED: "open_ended"}
 
 
 @dataclass(frozen=True)
@@ -159,6 +162,11 @@ class ClinicalQAPlugin:
         result, contributions = scoring.score_with_contributions(test_set, predictions)
         return Scored(result, test_set.checksum, len(test_set)), _Contributions(contributions)
 
+    def item_categories(self, test_set: ClinicalQATestSet) -> list[str]:
+        """The board category of each question, in test-set order (hosted evaluation's queue
+        shows its progress per category; an optional part of the protocol)."""
+        return [BOARD_CATEGORY[item.category] for item in test_set.items]
+
     def replicate_clusters(self, test_set: ClinicalQATestSet) -> Sequence[int]:
         # Each question alone: the questions share no patient, case or passage.
         return list(range(len(test_set)))
@@ -217,10 +225,12 @@ class ClinicalQAPlugin:
 
     def write_demo(self, folder: Path, *, force: bool = False) -> DemoFiles:
         """The demo (`demo.write_demo`): the test set and the four demo models' files, each
-        written when missing or `force` (the same bytes every time)."""
+        written when missing or `force` (the same bytes every time). The models are not
+        uploaded: `load_demo` queues a hosted evaluation of the stand-in model playing back
+        each file (`hosted`), so the demo shows the request queue (issue 15, point 5)."""
         paths = demo.write_demo(folder, force=force)
-        entries = tuple(demo_entry(model, paths[model.kind]) for model in demo.MODELS)
-        return DemoFiles(test_set=paths["testset"], entries=entries)
+        hosted = tuple(demo_entry(model, paths[model.kind]) for model in demo.MODELS)
+        return DemoFiles(test_set=paths["testset"], entries=(), hosted=hosted)
 
     def published_rows(self) -> tuple[PublishedRow, ...]:
         return ()

@@ -38,14 +38,14 @@ def answers(files, test_set):
             options=entry.options,
             max_prediction_chars=plugin.definition.max_prediction_chars,
         )
-        for entry in files.entries
+        for entry in files.hosted
     }
 
 
 def test_the_same_seed_writes_the_same_bytes(files, tmp_path):
     again = plugin.write_demo(tmp_path)
-    first = [files.test_set, *(entry.predictions for entry in files.entries)]
-    second = [again.test_set, *(entry.predictions for entry in again.entries)]
+    first = [files.test_set, *(entry.predictions for entry in files.hosted)]
+    second = [again.test_set, *(entry.predictions for entry in again.hosted)]
     assert [path.name for path in first] == [path.name for path in second]
     for one, other in zip(first, second, strict=True):
         assert one.read_bytes() == other.read_bytes(), one.name
@@ -78,25 +78,27 @@ def test_the_test_set_has_40_multiple_choice_and_16_open_ended_questions(test_se
     assert all("(an invented condition)" in item.question for item in test_set.items)
 
 
-def test_the_entries_are_the_four_models_with_their_facts(files):
-    assert [entry.model_name for entry in files.entries] == [
+def test_the_demo_models_are_four_hosted_ones_with_their_facts(files):
+    # Evaluated through the hosted evaluation queue, not uploaded (issue 15, point 5).
+    assert files.entries == ()
+    assert [entry.model_name for entry in files.hosted] == [
         "demo-strong",
         "demo-good",
         "demo-fair",
         "demo-weak",
     ]
-    assert {entry.institution for entry in files.entries} == {"Podium demo data"}
-    assert [entry.predictions.name for entry in files.entries] == [
+    assert {entry.institution for entry in files.hosted} == {"Podium demo data"}
+    assert [entry.predictions.name for entry in files.hosted] == [
         f"predictions_{kind}.json" for kind in KINDS
     ]
-    assert all(entry.options == {} and entry.publish for entry in files.entries)
+    assert all(entry.options == {} and entry.publish for entry in files.hosted)
     assert files.playback == ()
     for model in demo.MODELS:
         assert tuple(model.facts) == MODEL_FACT_KEYS, model.name
 
 
 def test_the_fair_models_file_is_in_another_order_and_still_reads(files, test_set, answers):
-    fair = json.loads(files.entries[2].predictions.read_text(encoding="utf-8"))
+    fair = json.loads(files.hosted[2].predictions.read_text(encoding="utf-8"))
     assert [row["id"] for row in fair][:16] == [
         item.id for item in test_set.of_category("open_ended")
     ]

@@ -101,7 +101,7 @@ def test_the_benchmark_and_its_metrics_come_from_the_definition(benchmark):
 def test_a_bad_file_is_refused_on_the_form_and_nothing_is_stored(
     benchmark, client, submitter, files
 ):
-    rows = json.loads(files.entries[0].predictions.read_text(encoding="utf-8"))
+    rows = json.loads(files.hosted[0].predictions.read_text(encoding="utf-8"))
     rows[3]["answer"] = 3
     rows[5]["reference"] = "mine"
     rows[7]["id"] = "mc-999"
@@ -133,7 +133,7 @@ def test_a_bad_file_is_refused_on_the_form_and_nothing_is_stored(
 def test_the_demo_entries_are_scored_with_intervals_on_their_accuracy(
     benchmark, client, submitter, files
 ):
-    for entry in files.entries:
+    for entry in files.hosted:
         response = post(client, entry.predictions.read_bytes(), entry.model_name)
         assert response.status_code == 302, entry.model_name
     runs = {
@@ -170,7 +170,7 @@ def test_the_cli_prints_the_report(private_dir, files):
     with registered(plugin):
         call_command(
             "score",
-            str(files.entries[2].predictions),
+            str(files.hosted[2].predictions),
             "--benchmark",
             SLUG,
             "--ground-truth",
