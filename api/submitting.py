@@ -247,6 +247,11 @@ class SubmissionSerializer(serializers.Serializer):
     team_name = serializers.CharField(allow_blank=True)
     authors = serializers.CharField(allow_blank=True)
     publish = serializers.BooleanField()
+    source = serializers.CharField(
+        help_text="upload, imported, or hosted: evaluated by Podium (it asked the model's "
+        "endpoint every question itself, docs/hosted.md)"
+    )
+    source_label = serializers.CharField(help_text='"Evaluated by Podium" for a hosted entry')
     verified = serializers.BooleanField(read_only=True)
     verified_at = serializers.DateTimeField(allow_null=True, read_only=True)
     verification = VerificationSerializer(read_only=True)
@@ -349,6 +354,8 @@ def _submission(request: Request, submission: Submission) -> dict[str, Any]:
         "team_name": submission.team_name,
         "authors": submission.authors,
         "publish": submission.publish,
+        "source": submission.source,
+        "source_label": submission.get_source_display(),
         "verified": submission.is_verified,
         "verified_at": submission.verified_at,
         "verification": _verification(submission),

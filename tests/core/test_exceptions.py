@@ -52,6 +52,7 @@ def test_the_domain_errors_are_siblings():
         "NotYourEntry",
         "InvalidOption",
         "InvalidRankingPolicy",
+        "InvalidEndpoint",
     }
 
 

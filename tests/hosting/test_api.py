@@ -119,6 +119,11 @@ def test_the_queue_and_a_request_read_as_the_page_shows_them(
         standin.base_url,
     )
     assert mine["message"].startswith("Evaluated by Podium")
+    entry = token_client(owner).get(reverse("api:submission-detail", args=[done.submission_id]))
+    assert (entry.json()["source"], entry.json()["source_label"]) == (
+        "hosted",
+        "Evaluated by Podium",
+    )
     hidden = HostedRequest.objects.get(model_name="Mine-only")
     assert (
         APIClient().get(reverse("api:hosted-detail", args=[benchmark.slug, hidden.pk])).status_code

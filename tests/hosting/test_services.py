@@ -6,6 +6,7 @@ from datetime import timedelta
 from itertools import product
 
 import pytest
+from cryptography.fernet import Fernet
 from django.core.exceptions import PermissionDenied
 from django.utils import timezone
 
@@ -23,6 +24,7 @@ from hosting import services
 from hosting.enums import REQUEST_STATES, Failure, RequestStatus
 from hosting.models import HostedEndpoint, HostedItem, HostedRequest
 from hosting.permissions import can_cancel_request
+from inference import keys
 from inference.enums import JOB_TRANSITIONS
 from submissions.services import (
     SubmissionDetails,
@@ -65,6 +67,21 @@ def test_a_request_has_an_item_per_question_with_its_category_and_an_encrypted_k
     created = AuditEvent.objects.get(action="hosting.request.created")
     assert created.data["api_key"] == "entered"
     assert "sk-live-123" not in str(created.data)
+
+
+def test_rotating_the_encryption_keys_re_encrypts_a_hosted_endpoints_key(
+    benchmark, owner, settings
+):
+    request = submit(benchmark, owner, base_url=URL, model="m", api_key="sk-rotate")
+    (old,) = settings.PODIUM_FIELD_ENCRYPTION_KEYS
+    new = Fernet.generate_key().decode()
+    settings.PODIUM_FIELD_ENCRYPTION_KEYS = [new, old]
+
+    assert keys.rotate_keys() == 1
+
+    request.endpoint.refresh_from_db()
+    assert Fernet(new).decrypt(request.endpoint.api_key_encrypted.encode()) == b"sk-rotate"
+    assert request.endpoint.config().api_key == "sk-rotate"
 
 
 @pytest.mark.parametrize("rules", [{"hosted_evaluation": False}])

@@ -6,6 +6,7 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
+from hosting.models import HostedEndpoint
 from inference.enums import JobStatus
 from inference.keys import keyed_endpoint_models
 from inference.models import Endpoint, Item, Job, KeyedEndpoint
@@ -78,7 +79,7 @@ def test_a_jobs_progress_is_counted_from_its_counters():
 
 
 def test_the_keyed_endpoint_tables_are_found_for_key_rotation():
-    assert keyed_endpoint_models() == [ModelEndpoint]
+    assert keyed_endpoint_models() == [HostedEndpoint, ModelEndpoint]
 
 
 @pytest.mark.django_db
