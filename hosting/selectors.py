@@ -9,7 +9,7 @@ endpoint's base URL or key for the public: those are on the request's own page o
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from decimal import Decimal
 from typing import Any
@@ -82,6 +82,8 @@ class QueueRow:
     entry_url: str  # the entry's page once it is scored ("" before)
     page_url: str  # the request's own page, for those who may see it ("" otherwise)
     publish: bool
+    # Done, its entry's run still on its way to scores (the queue keeps polling for the link).
+    entry_pending: bool = False
 
     @property
     def answered(self) -> int:
@@ -103,7 +105,7 @@ def _cell(request: HostedRequest, category: Category, answered: int, total: int)
         return CategoryStatus(category.label, QueueState.FAILED, answered, total, reason)
     if state == RequestStatus.CANCELLED:
         return CategoryStatus(category.label, QueueState.CANCELLED, answered, total)
-    if answered or (state == RequestStatus.RUNNING and request.runs):
+    if answered:
         return CategoryStatus(category.label, QueueState.RUNNING, answered, total)
     return CategoryStatus(category.label, QueueState.PENDING, answered, total)
 
@@ -151,13 +153,33 @@ def _cells(
 ) -> list[CategoryStatus]:
     """A cell per category, or one for the whole request without categories."""
     if categories[0].key:
-        return [
+        cells = [
             _cell(request, category, *counts.get((request.pk, category.key), (0, 0)))
             for category in categories
         ]
-    mine = [value for (pk, _), value in counts.items() if pk == request.pk]
-    answered, total = sum(value[0] for value in mine), sum(value[1] for value in mine)
-    return [_cell(request, categories[0], answered, total)]
+    else:
+        mine = [value for (pk, _), value in counts.items() if pk == request.pk]
+        answered, total = sum(value[0] for value in mine), sum(value[1] for value in mine)
+        cells = [_cell(request, categories[0], answered, total)]
+    # A request a worker has just started has no answer yet: the category it asks first (the
+    # questions go in test-set order) is the one running.
+    states = [cell.state for cell in cells]
+    starting = request.state == RequestStatus.RUNNING and QueueState.RUNNING not in states
+    if starting and QueueState.PENDING in states:
+        first = states.index(QueueState.PENDING)
+        cells[first] = replace(cells[first], state=QueueState.RUNNING)
+    return cells
+
+
+def _entry_pending(request: HostedRequest) -> bool:
+    """Done, and its entry's newest run neither has scores nor has ended."""
+    if request.state != RequestStatus.DONE:
+        return False
+    status = getattr(request, "entry_status", None)
+    if status is None:
+        return request.submission_id is not None
+    state = EvaluationStatus(status)
+    return state not in STATES_WITH_SCORES and not state.is_terminal
 
 
 def _entry_url(request: HostedRequest, viewer: Any) -> str:
@@ -200,19 +222,16 @@ def queue_rows(benchmark: Benchmark, *, viewer: Any, recent: int = QUEUE_RECENT)
                 entry_url=_entry_url(request, viewer),
                 page_url=request.get_absolute_url() if can_view_request(viewer, request) else "",
                 publish=request.publish,
+                entry_pending=_entry_pending(request),
             )
         )
     return rows
 
 
 def queue_is_moving(rows: list[QueueRow]) -> bool:
-    """Whether the queue page should poll: a request is active, or ended with its entry not
-    scored yet."""
-    return any(
-        row.status in ACTIVE_REQUEST_STATES
-        or (row.status == RequestStatus.DONE and not row.entry_url)
-        for row in rows
-    )
+    """Whether the queue page should poll: a request is active, or done with its entry's run
+    still on its way to scores."""
+    return any(row.status in ACTIVE_REQUEST_STATES or row.entry_pending for row in rows)
 
 
 # --- a request's own page -----------------------------------------------------------------------
@@ -274,6 +293,7 @@ def request_page(request: HostedRequest, *, viewer: Any) -> RequestPage:
         entry_url=_entry_url(request, viewer),
         page_url=request.get_absolute_url(),
         publish=request.publish,
+        entry_pending=_entry_pending(request),
     )
     return RequestPage(
         request=request,
