@@ -23,6 +23,8 @@ PLATFORM_APPS = (
     "benchmark",
     "config",
     "core",
+    "hosting",
+    "inference",
     "judging",
     "submissions",
     "verifying",
