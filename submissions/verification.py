@@ -272,10 +272,16 @@ def verification_summary(submission: Submission) -> VerificationSummary:
         )
         for number, text in enumerate(OFFICIAL_STEPS, start=1)
     )
+    explanation = _EXPLANATIONS[status]
+    if submission.source == SubmissionSource.HOSTED and status == V.COMMUNITY:
+        explanation = (
+            "On the Community board, not verified yet. Podium evaluated it itself (hosted "
+            "evaluation), so the maintainers verify it from that evaluation, without a re-run."
+        )
     return VerificationSummary(
         status,
         status.label,
-        _EXPLANATIONS[status],
+        explanation,
         submission.verification_reason,
         submission.verified_at if status == V.VERIFIED else None,
         submission.verification_changed_at,

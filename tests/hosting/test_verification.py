@@ -17,6 +17,7 @@ from submissions.services import (
     score_evaluation,
     set_verification_status,
 )
+from submissions.verification import verification_summary
 from tests.accounts.factories import UserFactory, maintainer_user
 from verifying.models import RerunJob
 
@@ -39,6 +40,9 @@ def test_an_entry_evaluated_by_podium_is_verified_without_a_rerun(
     maintainer = maintainer_user()
     submission = hosted_entry.submission
     assert submission.verification_status == VerificationStatus.COMMUNITY
+    assert "verify it from that evaluation, without a re-run" in (
+        verification_summary(submission).explanation
+    )
 
     with django_capture_on_commit_callbacks(execute=True):
         set_verification_status(submission, VerificationStatus.VERIFIED, actor=maintainer)
