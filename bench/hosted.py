@@ -190,19 +190,28 @@ def run(folder: Path, env: dict[str, str], args: argparse.Namespace) -> None:
                     concurrency=concurrency,
                     enqueue=False,
                 )
-                answered_at: list[float] = []
+                finish_times: list[float] = []
+                finish = runner.finish_request
 
-                def on_progress(progress, total=request.items_total, seen=answered_at) -> None:
-                    if progress.finished == total and not seen:
-                        seen.append(time.perf_counter())
+                def timed_finish(request, finish=finish, times=finish_times):
+                    started = time.perf_counter()
+                    try:
+                        return finish(request)
+                    finally:
+                        times.append(time.perf_counter() - started)
 
-                started = time.perf_counter()
-                runner.run_request(request.pk, on_progress=on_progress)
-                ended = time.perf_counter()
+                runner.finish_request = timed_finish  # to tell answering from finishing
+                try:
+                    started = time.perf_counter()
+                    runner.run_request(request.pk)
+                    ended = time.perf_counter()
+                finally:
+                    runner.finish_request = finish
                 request.refresh_from_db()
                 if request.status != RequestStatus.DONE:
                     raise SystemExit(f"the request ended {request.status}: {request.message}")
-                answering = (answered_at[0] if answered_at else ended) - started
+                finishing = sum(finish_times)
+                answering = ended - started - finishing
                 rate = request.items_total / answering
                 bound = concurrency / args.latency
                 digest = hashlib.sha256(request.submission.predictions_path.read_bytes())
@@ -213,7 +222,7 @@ def run(folder: Path, env: dict[str, str], args: argparse.Namespace) -> None:
                     "questions_per_s": round(rate, 1),
                     "bound_per_s": round(bound, 1),
                     "efficiency": round(rate / bound, 3),
-                    "finish_s": round(ended - started - answering, 2),
+                    "finish_s": round(finishing, 2),
                     "calls": request.calls,
                     "failed": request.items_failed,
                 }
@@ -222,7 +231,7 @@ def run(folder: Path, env: dict[str, str], args: argparse.Namespace) -> None:
                     f"{answering:.1f} s = {rate:.1f} questions/s; bound {concurrency} / "
                     f"{args.latency:g} s = {bound:.1f}/s ({rate / bound:.0%}); {request.calls:,} "
                     f"calls, {request.items_failed} failed; predictions file and entry "
-                    f"{ended - started - answering:.1f} s"
+                    f"{finishing:.1f} s"
                 )
         finally:
             stop(standin)
