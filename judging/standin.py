@@ -24,6 +24,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
 
+from .standin_pairwise import pairwise_reply
+
 ASPECTS = ("R2", "R3", "R8", "R5", "R4")
 MODEL_ID = "standin-judge"
 FAULT_KINDS = ("429", "500", "malformed", "drop", "hang", "out_of_range")
@@ -318,7 +320,8 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             if outcome == "hang":
                 time.sleep(faults.hang_seconds)
-            text = verdict_text(deterministic_verdict(prompt))
+            # A pairwise battle prompt gets the pairwise mode's reply (standin_pairwise.py).
+            text = pairwise_reply(prompt) or verdict_text(deterministic_verdict(prompt))
             # Counted before the reply goes out, so a client that has its answer sees the
             # count; taken back if the client left before it could be delivered.
             judge._count_success()
