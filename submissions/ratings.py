@@ -6,7 +6,7 @@ shows them as the category's rating metric (`recompute_board` overlays them)."""
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -153,3 +153,86 @@ def _finite(number: Any) -> bool:
     return (
         not isinstance(number, bool) and isinstance(number, int | float) and math.isfinite(number)
     )
+
+
+# --- what the battles app says on the pages (hooks: `arena` sits above this app) ---------------
+
+
+@dataclass(frozen=True)
+class RatingTab:
+    """What a rating category's tab says about its battles and ratings, below its description:
+    sentences a template escapes (how many battles between how many entries, who judged them,
+    battles dropped, ratings pending and why), how many battles the download holds (0: no
+    download yet) and the command that rates them again as the board did."""
+
+    lines: tuple[str, ...]
+    battles: int
+    command: str = ""
+
+
+@dataclass(frozen=True)
+class OpponentRecord:
+    """An entry's battles against one opponent on the boards: won, tied and lost."""
+
+    submission_id: int
+    model_name: str
+    won: int
+    tied: int
+    lost: int
+
+
+@dataclass(frozen=True)
+class EntryBattles:
+    """An entry's battles in one rating category, for its public page: per opponent on the
+    boards (an opponent that is not is counted in `elsewhere`, never named), the totals, the
+    battles dropped (no usable verdict) and a line on battles still running."""
+
+    category: str
+    label: str
+    opponents: tuple[OpponentRecord, ...]
+    elsewhere: int = 0
+    dropped: int = 0
+    running: str = ""
+
+    @property
+    def won(self) -> int:
+        return sum(record.won for record in self.opponents)
+
+    @property
+    def tied(self) -> int:
+        return sum(record.tied for record in self.opponents)
+
+    @property
+    def lost(self) -> int:
+        return sum(record.lost for record in self.opponents)
+
+
+_rating_tab_reader: Callable[[Benchmark, Category], RatingTab | None] | None = None
+_entry_battles_reader: Callable[[Submission], list[EntryBattles]] | None = None
+
+
+def set_rating_tab_reader(reader: Callable[[Benchmark, Category], RatingTab | None] | None) -> None:
+    """Register the function that tells what a rating tab says (None: forget it, for tests)."""
+    global _rating_tab_reader  # one registry slot, set once at start-up
+    _rating_tab_reader = reader
+
+
+def set_entry_battles_reader(reader: Callable[[Submission], list[EntryBattles]] | None) -> None:
+    """Register the function that lists an entry's battles (None: forget it, for tests)."""
+    global _entry_battles_reader  # one registry slot, set once at start-up
+    _entry_battles_reader = reader
+
+
+def rating_tab(benchmark: Benchmark, category: Category | None) -> RatingTab | None:
+    """What the tab of `category` says about its battles (None: not a rating tab, or no battles
+    app installed)."""
+    if category is None or not category.ranks_by_rating or _rating_tab_reader is None:
+        return None
+    return _rating_tab_reader(benchmark, category)
+
+
+def entry_battles(submission: Submission) -> list[EntryBattles]:
+    """The entry's battles, one item per rating category it battled in ([] without any)."""
+    if _entry_battles_reader is None:
+        return []
+    return _entry_battles_reader(submission)

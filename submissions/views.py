@@ -43,6 +43,7 @@ from .enums import BoardKind
 from .forms import CompareForm, SubmissionForm
 from .intervals import compare_runs
 from .models import Submission
+from .ratings import entry_battles, rating_tab
 from .selectors import file_format
 from .selectors.entry_page import entry_for_viewer, entry_page
 
@@ -94,6 +95,8 @@ def board(request: HttpRequest, slug: str, board: str = BoardKind.OFFICIAL) -> H
         ],
         "has_ratings": any(metric.is_rating for metric in metrics),
         "category": category,
+        # A rating tab's battles and ratings in words, from the battles app (a hook).
+        "rating_tab": rating_tab(benchmark, category),
         "category_tabs": selectors.category_tabs(categories, category, board_filter.params),
         "download_query": selectors.board_download_query(
             kind, sort, board_filter, category.key if category else ""
@@ -298,6 +301,8 @@ def entry(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
             "tab": page.board.value if submission.publish else "",
             "page": page,
             "breakdown_label": plugin_for(benchmark).breakdown_label,
+            # Its battles in the rating categories, from the battles app (a hook).
+            "battles": entry_battles(submission),
         },
     )
 
