@@ -51,7 +51,8 @@ INSTALLED_APPS = [
     # Password-guessing lockouts for every sign-in path, the admin's included (docs/accounts.md).
     "axes",
     # Ours, lowest layer first; imports only point down (tests/test_layering.py):
-    # api -> verifying -> judging -> submissions -> inference -> benchmark -> core (and accounts).
+    # api -> verifying -> judging -> submissions -> inference -> benchmark -> core (and accounts);
+    # arena sits on judging (hosting -> arena -> judging).
     "core",
     "accounts",
     "benchmark",
@@ -60,6 +61,8 @@ INSTALLED_APPS = [
     "inference",
     "submissions",
     "judging",
+    # Pairwise-judged categories: battles and their ratings (docs/ratings.md).
+    "arena",
     # Verifying an entry by re-running the model through its API (docs/verification.md).
     "verifying",
     # The REST API: an interface over the apps' services, above them all (docs/api.md).
