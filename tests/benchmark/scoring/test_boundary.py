@@ -30,6 +30,7 @@ FORBIDDEN_ROOTS = {
     "accounts",
     "submissions",
     "judging",
+    "arena",
     "verifying",
     "api",
 }
