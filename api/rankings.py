@@ -296,6 +296,11 @@ in the HTML board's column order (rank, model, team, the metrics, date) followed
 fields, the intervals last (`<key>_low`, `<key>_high`, `rank_best`, `rank_worst`, `tier`, \
 `interval_note`); the same values as the JSON, an empty cell for null.
 
+A benchmark with categories (issue 15): `category=<key>` gives a tab's rows in its rank order \
+(`category_rank`) with its columns only; every row has `category_ranks` and `model_facts`, and \
+a rating metric's cell its `battles`. `type`, `precision` and `domain_specific` filter on the \
+model facts. The CSV appends `category_rank`, `<key>_battles` and the facts.
+
 Send `If-None-Match` with the last `ETag` (or `If-Modified-Since`): an unchanged board answers \
 304 with no body. The board changes only when it is recomputed (`computed_at`)."""
 

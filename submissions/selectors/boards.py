@@ -409,7 +409,9 @@ def fact_badges(stored: dict[str, Any], keys: Sequence[str]) -> tuple[FactBadge,
     for key in keys:
         text = fact_text(key, stored.get(key))
         if text:
-            badges.append(FactBadge(key, text, f"{FACTS[key].label}: {text}"))
+            # "Domain-specific: yes" rather than its badge's "domain-specific" again.
+            said = stored[key] if key == "domain_specific" else text
+            badges.append(FactBadge(key, text, f"{FACTS[key].label}: {said}"))
     return tuple(badges)
 
 

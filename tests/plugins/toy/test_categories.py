@@ -942,3 +942,39 @@ def test_the_owner_edits_the_facts_audited_and_the_board_follows(
     (event,) = AuditEvent.objects.filter(action="submissions.submission.edited")
     assert event.data == {"changes": {"model_facts": {"from": FACTS_ALPHA, "to": expected}}}
     assert board_entry(submission).model_facts == expected
+
+
+def test_the_benchmark_detail_lists_the_categories_and_facts(plugin, client):
+    ensure_plugin_benchmark(KEY)
+
+    body = client.get(reverse("api:benchmark-detail", args=[KEY])).json()
+
+    assert body["categories"] == [
+        {
+            "key": "closed",
+            "label": "Close-ended",
+            "description": "The class of each picture, scored against the reference.",
+            "judge_note": "",
+            "ranking": "metrics",
+            "metrics": ["accuracy", "macro_accuracy"],
+        },
+        {
+            "key": "open",
+            "label": "Open-ended",
+            "description": "Each picture described in words; answers compared two at a time.",
+            "judge_note": JUDGE_NOTE,
+            "ranking": "rating",
+            "metrics": ["preference"],
+        },
+    ]
+    assert body["model_facts"] == ["type", "parameters", "licence", "precision", "domain_specific"]
+
+
+def test_the_entry_page_shows_the_rating_from_the_board_or_pending(client, rated):
+    alpha, _, charlie = rated
+
+    rated_page = text(client.get(f"/b/{KEY}/entries/{alpha.pk}/").content.decode())
+    pending_page = text(client.get(f"/b/{KEY}/entries/{charlie.pk}/").content.decode())
+
+    assert "preference Preference rating 1040 [1021, 1060] 1040" in rated_page
+    assert "preference Preference rating rating pending battles not run yet 1040" in pending_page
