@@ -19,6 +19,7 @@ import signal
 import socket
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -26,6 +27,8 @@ from types import FrameType, TracebackType
 from typing import Any, ClassVar, Self
 
 WILDCARD_HOSTS = ("", "0.0.0.0")
+# The request log keeps the newest this many: a stand-in serving the demo for days stays small.
+REQUEST_LOG_SIZE = 10_000
 
 
 @dataclass(frozen=True)
@@ -112,7 +115,8 @@ class StandinServer:
     """A stand-in's server: `with Server(...) as server: server.address`. `start()` binds and
     serves in a daemon thread; `stop()` closes the socket and cuts the open connections, so a
     stopped stand-in is down for its clients too; `start()` again serves on the same port.
-    `requests` is every request received, in order. Subclasses set `handler`."""
+    `requests` is every request received, in order (the newest `REQUEST_LOG_SIZE`). Subclasses
+    set `handler`."""
 
     handler: ClassVar[type[StandinHandler]]
     thread_name: ClassVar[str] = "standin"
@@ -124,7 +128,7 @@ class StandinServer:
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
-        self._requests: list[LoggedRequest] = []
+        self._requests: deque[LoggedRequest] = deque(maxlen=REQUEST_LOG_SIZE)
 
     def start(self) -> Self:
         """Bind the socket and serve in a daemon thread; returns self."""
@@ -185,7 +189,7 @@ class StandinServer:
 
     @property
     def requests(self) -> list[LoggedRequest]:
-        """A copy: every request received, in order."""
+        """A copy: every request received, in order (the newest `REQUEST_LOG_SIZE`)."""
         with self._lock:
             return list(self._requests)
 
