@@ -23,6 +23,7 @@ PLATFORM_APPS = (
     "benchmark",
     "config",
     "core",
+    "inference",
     "judging",
     "submissions",
     "verifying",
