@@ -51,8 +51,8 @@ INSTALLED_APPS = [
     # Password-guessing lockouts for every sign-in path, the admin's included (docs/accounts.md).
     "axes",
     # Ours, lowest layer first; imports only point down (tests/test_layering.py):
-    # api -> verifying -> judging -> submissions -> inference -> benchmark -> core (and accounts);
-    # arena sits on judging (hosting -> arena -> judging).
+    # api -> verifying -> arena -> judging -> submissions -> inference -> benchmark -> core (and
+    # accounts); hosted evaluation goes above arena (hosting -> arena -> judging).
     "core",
     "accounts",
     "benchmark",

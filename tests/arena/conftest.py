@@ -77,12 +77,7 @@ def demo_rows(demo_files, kind: str) -> list[dict]:
 
 
 def facts_of(kind: str) -> dict:
-    """The demo model's facts in the facts' vocabulary (`benchmark.facts`: the demo writes
-    domain-specific as "true"/"false", the form takes "yes"/"no")."""
-    facts = dict(next(model for model in demo.MODELS if model.kind == kind).facts)
-    domain = {"true": "yes", "false": "no"}
-    facts["domain_specific"] = domain.get(facts["domain_specific"], facts["domain_specific"])
-    return facts
+    return dict(next(model for model in demo.MODELS if model.kind == kind).facts)
 
 
 @pytest.fixture

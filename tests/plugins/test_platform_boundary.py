@@ -24,6 +24,7 @@ PLATFORM_APPS = (
     "benchmark",
     "config",
     "core",
+    "inference",
     "judging",
     "submissions",
     "verifying",

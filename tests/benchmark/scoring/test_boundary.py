@@ -28,6 +28,7 @@ FORBIDDEN_ROOTS = {
     "config",
     "core",
     "accounts",
+    "inference",
     "submissions",
     "judging",
     "arena",
