@@ -16,6 +16,7 @@ from typing import Any
 from django.db.models import Q
 
 from benchmark.models import Benchmark, Category
+from benchmark.plugins import plugin_for
 from judging.services import active_endpoint
 from submissions.enums import SubmissionSource
 from submissions.models import Evaluation, Submission
@@ -168,10 +169,13 @@ def latest_jobs(benchmark: Benchmark, category: str) -> dict[int, BattleJob]:
     return latest
 
 
-def rating_tab(benchmark: Benchmark, category: Category) -> RatingTab:
+def rating_tab(benchmark: Benchmark, category: Category) -> RatingTab | None:
     """What a rating tab says under its description: the battles its ratings rest on and who
     judged them, the battles dropped, running or not yet possible, the entries left pending
-    and why, and the ratings shown without an interval."""
+    and why, and the ratings shown without an interval. None for a benchmark without pairwise
+    battles (its ratings are not this app's). A fixed number of queries, whatever the board."""
+    if plugin_for(benchmark).pairwise is None:
+        return None
     fit = CategoryFit.objects.filter(benchmark=benchmark, category=category.key).first()
     jobs = latest_jobs(benchmark, category.key)
     lines = []

@@ -14,6 +14,7 @@ from typing import Any
 from django.db import transaction
 
 from benchmark.models import Benchmark, Category
+from benchmark.selectors import benchmark_categories
 from core import audit
 from core.exceptions import InvalidRatings
 
@@ -231,8 +232,9 @@ def rating_tab(benchmark: Benchmark, category: Category | None) -> RatingTab | N
     return _rating_tab_reader(benchmark, category)
 
 
-def entry_battles(submission: Submission) -> list[EntryBattles]:
-    """The entry's battles, one item per rating category it battled in ([] without any)."""
-    if _entry_battles_reader is None:
+def entry_battles(benchmark: Benchmark, submission: Submission) -> list[EntryBattles]:
+    """The entry's battles, one item per rating category it battled in ([] without any). No
+    query for a benchmark read by `benchmark_by_slug` that has no categories."""
+    if _entry_battles_reader is None or not benchmark_categories(benchmark):
         return []
     return _entry_battles_reader(submission)

@@ -302,7 +302,7 @@ def entry(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
             "page": page,
             "breakdown_label": plugin_for(benchmark).breakdown_label,
             # Its battles in the rating categories, from the battles app (a hook).
-            "battles": entry_battles(submission),
+            "battles": entry_battles(benchmark, submission),
         },
     )
 

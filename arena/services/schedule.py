@@ -359,13 +359,13 @@ def _start_quietly(submission: Submission, category: str) -> BattleJob | None:
 
 def on_board_recomputed(benchmark_id: int) -> None:
     """The board hook, after every commit that rewrote a benchmark's board: for each rating
-    category, an entry on the boards that never battled there (published after it was scored,
+    category of a benchmark with pairwise battles, an entry on the boards that never battled there (published after it was scored,
     or scored before a judge was configured) gets its battles, and the category is rated again
     when the entries on the boards are not those its last fit was over (an entry left or
     rejoined). Cheap when nothing moved: a few queries, no fit."""
     benchmark = Benchmark.objects.filter(pk=benchmark_id).first()
-    if benchmark is None:
-        return
+    if benchmark is None or plugin_for(benchmark).pairwise is None:
+        return  # no battles: whatever rates its categories is not this app
     categories = rating_categories(benchmark)
     if not categories:
         return
@@ -373,7 +373,7 @@ def on_board_recomputed(benchmark_id: int) -> None:
         set(BoardEntry.objects.filter(benchmark=benchmark).values_list("submission_id", flat=True))
     )
     fits = dict(CategoryFit.objects.filter(benchmark=benchmark).values_list("category", "members"))
-    judge_ready = not judge_unavailable_reason(benchmark) and plugin_for(benchmark).pairwise
+    judge_ready = not judge_unavailable_reason(benchmark)
     for category in categories:
         if judge_ready:
             battled = set(

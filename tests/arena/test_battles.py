@@ -42,6 +42,9 @@ EXPORT_KEYS = [
     "judged_at",
 ]
 NO_IDEA = "I do not know; ask a doctor."
+# The Open-ended tab's page: the board's queries and the tab note's four (fit, newest jobs,
+# judge endpoint, judge models).
+QUERIES_ON_THE_RATING_TAB = 9
 
 
 @pytest.fixture(autouse=True)
@@ -399,3 +402,17 @@ def test_a_judge_unreachable_past_the_outage_limit_fails_the_job_and_stores_noth
         "No battle was stored from this job; running it again pays only for what is not cached."
     )
     assert not Battle.objects.exists()
+
+
+@pytest.mark.parametrize("entries", [2, 4])
+def test_the_rating_tab_takes_a_fixed_number_of_queries(
+    entered, run_all, client, django_assert_num_queries, entries
+):
+    for name in ["strong", "good", "fair", "weak"][:entries]:
+        entered(name, name)
+    run_all()
+    url = f"/b/{SLUG}/community/?category={CATEGORY}"
+
+    with django_assert_num_queries(QUERIES_ON_THE_RATING_TAB):
+        response = client.get(url)
+    assert response.status_code == 200
