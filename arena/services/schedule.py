@@ -172,8 +172,8 @@ def start_battles(
         ).first()
         if existing is not None:
             return existing
-        pool = _pool(plugin, benchmark, category, newcomer, boards, test_set, opponents)
-        chosen = _choose(benchmark, category, newcomer, pool)
+        pool = _pool(benchmark, newcomer, boards, opponents)
+        chosen = _choose(plugin, benchmark, category, newcomer, pool, test_set)
         job = BattleJob.objects.create(
             benchmark=benchmark,
             category=category,
@@ -212,58 +212,69 @@ def start_battles(
 
 
 def _pool(
+    benchmark: Benchmark,
+    newcomer: Contender,
+    boards: Mapping[int, Evaluation],
+    restrict: Iterable[int] | None,
+) -> dict[str, Evaluation]:
+    """The entries the newcomer may meet, by model name: on the boards, uploaded, their newest
+    scored run on the newcomer's test set (and among `restrict`, a rerun's opponents)."""
+    allowed = None if restrict is None else set(restrict)
+    return {
+        run.submission.model_name: run
+        for submission_id, run in boards.items()
+        if submission_id != newcomer.submission.pk
+        and can_battle(run.submission)
+        and (allowed is None or submission_id in allowed)
+        and run.test_set_id == newcomer.run.test_set_id
+    }
+
+
+def _choose(
     plugin: Any,
     benchmark: Benchmark,
     category: str,
     newcomer: Contender,
-    boards: Mapping[int, Evaluation],
+    pool: dict[str, Evaluation],
     test_set: Any,
-    restrict: Iterable[int] | None,
 ) -> list[Contender]:
-    """The entries the newcomer may meet: on the boards, uploaded, on the newcomer's test set,
-    with a file the plugin still reads (one it refuses is left out and logged)."""
-    allowed = None if restrict is None else set(restrict)
-    pool = []
-    for submission_id, run in sorted(boards.items()):
-        submission = run.submission
-        if submission_id == newcomer.submission.pk or not can_battle(submission):
-            continue
-        if allowed is not None and submission_id not in allowed:
-            continue
-        if run.test_set_id != newcomer.run.test_set_id:
-            continue
-        try:
-            answers = _answers(plugin, submission, test_set, category)
-        except (OSError, PredictionsError) as error:
-            logger.warning(
-                "entry %s is left out of %s's battles: its file cannot be read (%s)",
-                submission_id,
-                newcomer.submission.model_name,
-                error,
-            )
-            continue
-        pool.append(Contender(submission, run, answers))
-    return pool
-
-
-def _choose(
-    benchmark: Benchmark, category: str, newcomer: Contender, pool: list[Contender]
-) -> list[Contender]:
-    """`choose_opponents` over the pool, by the category's current ratings (an entry not
-    rated yet counts as unrated), in model-name order."""
+    """`choose_opponents` over the pool by the category's current ratings (an entry not rated
+    yet counts as unrated), in model-name order, with their answers. Only the chosen files are
+    read; one the plugin refuses today is left out (and logged) and the choice made again."""
     ratings = dict(
         CategoryRating.objects.filter(benchmark=benchmark, category=category).values_list(
             "submission_id", "rating"
         )
     )
-    by_name = {other.submission.model_name: other for other in pool}
-    names = choose_opponents(
-        newcomer.submission.model_name,
-        [Opponent(name, ratings.get(other.submission.pk)) for name, other in by_name.items()],
-        benchmark.pairwise_opponents,
-        seed=benchmark.rating_seed,
-    )
-    return [by_name[name] for name in names]
+    pool = dict(pool)
+    read: dict[str, Contender] = {}
+    while True:
+        names = choose_opponents(
+            newcomer.submission.model_name,
+            [Opponent(name, ratings.get(run.submission_id)) for name, run in pool.items()],
+            benchmark.pairwise_opponents,
+            seed=benchmark.rating_seed,
+        )
+        refused = False
+        for name in names:
+            if name in read:
+                continue
+            run = pool[name]
+            try:
+                answers = _answers(plugin, run.submission, test_set, category)
+            except (OSError, PredictionsError) as error:
+                logger.warning(
+                    "entry %s is left out of %s's battles: its file cannot be read (%s)",
+                    run.submission_id,
+                    newcomer.submission.model_name,
+                    error,
+                )
+                del pool[name]
+                refused = True
+                break
+            read[name] = Contender(run.submission, run, answers)
+        if not refused:
+            return [read[name] for name in names]
 
 
 def _items(

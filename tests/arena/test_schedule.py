@@ -207,3 +207,20 @@ def test_a_category_that_is_not_rated_from_battles_is_refused(entered):
     with pytest.raises(DomainError, match="'close_ended': it is not a rating category"):
         start_battles(first, "close_ended")
     assert BattleJob.objects.count() == 1
+
+
+def test_an_opponent_whose_file_cannot_be_read_is_left_out_and_another_chosen(
+    entered, clinicalqa, caplog
+):
+    clinicalqa.pairwise_opponents = 1
+    clinicalqa.save(update_fields=["pairwise_opponents"])
+    one, two = entered(("one", "strong"), ("two", "good"))
+    pick = choose_opponents("three", [Opponent("one"), Opponent("two")], 1)
+    broken, other = (one, two) if pick == ["one"] else (two, one)
+    broken.predictions_path.write_bytes(b"not json")
+
+    (three,) = entered(("three", "weak"))
+
+    job = BattleJob.objects.get(submission=three)
+    assert job.opponents == [{"submission": other.pk, "model_name": other.model_name}]
+    assert f"entry {broken.pk} is left out of three's battles" in caplog.text
