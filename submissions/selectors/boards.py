@@ -177,7 +177,12 @@ def board_columns(
         ("team", "Team", "Team or institution"),
     ]
     columns = [(key, label, title, key == "rank") for key, label, title in fixed]
-    columns += [(metric.key, metric.key, metric.label, True) for metric in metrics]
+    # A metric's heading is its key (the benchmark's own column names), a rating's "Rating":
+    # its key names a category, not a number a reader looks up.
+    columns += [
+        (metric.key, "Rating" if metric.is_rating else metric.key, metric.label, True)
+        for metric in metrics
+    ]
     columns.append(("date", "Date", "Verified on (official) or scored on (community)", False))
     header = []
     for key, label, title, numeric in columns:

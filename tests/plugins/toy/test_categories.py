@@ -539,7 +539,7 @@ def test_the_board_has_an_overview_tab_and_a_tab_per_category(client, rated):
     heading = [cell[1].removesuffix(" ▲") for cell in table.rows[0]]
     assert heading == [
         "Rank", "Model", "Team", "Facts", "accuracy", "macro_accuracy", "accuracy_bird",
-        "accuracy_cat", "accuracy_dog", "preference", "Date",
+        "accuracy_cat", "accuracy_dog", "Rating", "Date",
     ]  # fmt: skip
     alpha_row = table.rows[1]
     assert alpha_row[1][1].startswith("Alpha")
@@ -565,7 +565,7 @@ def test_a_rating_tab_shows_its_judge_its_column_and_ranks_by_rating(client, rat
     assert "This tab is ranked by its rating, highest first" in page
     table = parse_table(content, "board")
     assert [cell[1].removesuffix(" ▲") for cell in table.rows[0]] == [
-        "Rank", "Model", "Team", "Facts", "preference", "Date",
+        "Rank", "Model", "Team", "Facts", "Rating", "Date",
     ]  # fmt: skip
     assert [(row[0][1], row[1][1].split()[0], row[4][1]) for row in table.rows[1:]] == [
         ("1st1", "Alpha", "1040 +19/-19 12 battles"),
