@@ -25,6 +25,11 @@ run: migrate demo
 	$(PY) manage.py configure_judge --name "Stand-in judge (demo: deterministic, not a real LLM)" \
 		--base-url http://127.0.0.1:$(STANDIN_PORT)/v1 --model standin-judge --api-key-env "" \
 		--concurrency 16
+	# The demo clinical QA benchmark's open-ended battles are judged by the same stand-in.
+	$(PY) manage.py configure_judge --benchmark clinicalqa \
+		--name "Stand-in judge (demo: deterministic, not a real LLM)" \
+		--base-url http://127.0.0.1:$(STANDIN_PORT)/v1 --model standin-judge --api-key-env "" \
+		--concurrency 16
 	$(PY) manage.py load_demo --demo-dir $(DEMO_DIR) \
 		--standin-model-url http://127.0.0.1:$(STANDIN_MODEL_PORT)/v1
 	PODIUM_STANDIN_PORT=$(STANDIN_PORT) PODIUM_STANDIN_MODEL_PORT=$(STANDIN_MODEL_PORT) \

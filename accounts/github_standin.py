@@ -16,8 +16,9 @@ A login's numeric id is a hash of the login, so signing in again as the same log
 Podium account. Every malformed request gets GitHub's own kind of refusal (a 400 page, an
 ``error=bad_verification_code`` answer, a 401), never a token.
 
-Stdlib only and no Django imports, like judging/standin.py: it runs in a test thread or in the
-foreground through ``manage.py standin_github`` (started by ``make run``, scripts/run.sh).
+The server is the stand-ins' shared one (`core.standin`). Stdlib only and no Django imports,
+like every stand-in: it runs in a test thread or in the foreground through
+``manage.py standin_github`` (started by ``make run``, scripts/run.sh).
 """
 
 from __future__ import annotations
@@ -27,11 +28,10 @@ import html
 import json
 import re
 import secrets
-import threading
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import TracebackType
 from urllib.parse import parse_qs, urlencode, urlsplit
+
+from core.standin import StandinHandler, StandinServer
 
 # The client id and secret `make run` gives both Podium and the stand-in (public: demo only).
 DEMO_CLIENT_ID = "podium-standin-client"
@@ -81,102 +81,6 @@ class _Grant:
     redirect_uri: str
 
 
-class StandinGitHub:
-    """``with StandinGitHub(client_id=..., client_secret=...) as github: github.url``."""
-
-    def __init__(
-        self,
-        *,
-        client_id: str = DEMO_CLIENT_ID,
-        client_secret: str = DEMO_CLIENT_SECRET,
-        host: str = "127.0.0.1",
-        port: int = 0,
-    ) -> None:
-        if not client_id or not client_secret:
-            raise ValueError("the stand-in needs the OAuth app's client id and secret")
-        self.client_id = client_id
-        self.client_secret = client_secret
-        self.host = host
-        self._requested_port = port
-        self._lock = threading.Lock()
-        self._codes: dict[str, _Grant] = {}
-        self._tokens: dict[str, str] = {}
-        self._server: _Server | None = None
-        self._thread: threading.Thread | None = None
-        self.port = port
-
-    @property
-    def url(self) -> str:
-        """What Podium's ``PODIUM_GITHUB_URL`` is set to."""
-        return f"http://{self.host}:{self.port}"
-
-    def start(self) -> StandinGitHub:
-        """Bind the socket and serve in a daemon thread; returns self."""
-        if self._server is not None:
-            return self
-        self._server = _Server((self.host, self._requested_port), _Handler)
-        self._server.github = self
-        self.port = self._server.server_address[1]
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, name="standin-github", daemon=True
-        )
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        if self._server is None:
-            return
-        self._server.shutdown()
-        self._server.server_close()
-        if self._thread is not None:
-            self._thread.join()
-        self._server = None
-        self._thread = None
-
-    def __enter__(self) -> StandinGitHub:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self.stop()
-
-    # --- the OAuth state, shared by the handler threads
-    def issue_code(self, grant: _Grant) -> str:
-        code = secrets.token_hex(10)
-        with self._lock:
-            self._codes[code] = grant
-        return code
-
-    def redeem_code(self, code: str, *, client_id: str, secret: str, redirect_uri: str) -> str:
-        """An access token for `code`, or ValueError with GitHub's error code. A code is used
-        once, whatever the outcome (GitHub's rule)."""
-        with self._lock:
-            grant = self._codes.pop(code, None)
-        if client_id != self.client_id or not secrets.compare_digest(secret, self.client_secret):
-            raise ValueError("incorrect_client_credentials")
-        if grant is None or grant.client_id != client_id:
-            raise ValueError("bad_verification_code")
-        if redirect_uri and redirect_uri != grant.redirect_uri:
-            raise ValueError("redirect_uri_mismatch")
-        token = "gho_standin_" + secrets.token_hex(16)
-        with self._lock:
-            self._tokens[token] = grant.login
-        return token
-
-    def login_for_token(self, token: str) -> str | None:
-        with self._lock:
-            return self._tokens.get(token)
-
-
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    github: StandinGitHub
-
-
 AUTHORIZE_PAGE = """<!doctype html>
 <html lang="en">
 <head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
@@ -218,24 +122,12 @@ button { background: #1f883d; color: #fff; border: 0; border-radius: 6px; paddin
 """
 
 
-class _Handler(BaseHTTPRequestHandler):
-    server: _Server
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, format: str, *args: object) -> None:
-        # Quiet: the demo's terminal is shared with runserver's log.
-        return
-
+class _Handler(StandinHandler):
     # --- replies
     def _send(self, status: int, body: bytes, content_type: str, headers: dict | None = None):
-        self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(body)))
-        self.send_header("Cache-Control", "no-store")
-        for name, value in (headers or {}).items():
-            self.send_header(name, value)
-        self.end_headers()
-        self.wfile.write(body)
+        self.send_bytes(
+            status, body, content_type, {"Cache-Control": "no-store", **(headers or {})}
+        )
 
     def _json(self, status: int, payload: object) -> None:
         self._send(status, json.dumps(payload).encode(), "application/json; charset=utf-8")
@@ -250,7 +142,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(302, b"", "text/plain", {"Location": location})
 
     # --- routes
-    def do_GET(self) -> None:
+    def do_GET(self) -> None:  # noqa: N802 (http.server calls do_<METHOD>)
         split = urlsplit(self.path)
         query = {key: values[0] for key, values in parse_qs(split.query).items()}
         routes = {
@@ -271,16 +163,15 @@ class _Handler(BaseHTTPRequestHandler):
             return
         handler(query)
 
-    def do_POST(self) -> None:
+    def do_POST(self) -> None:  # noqa: N802
         if urlsplit(self.path).path != "/login/oauth/access_token":
             self._json(404, {"message": "Not Found"})
             return
-        length = int(self.headers.get("Content-Length") or 0)
         form = {
             key: values[0]
-            for key, values in parse_qs(self.rfile.read(length).decode("utf-8", "replace")).items()
+            for key, values in parse_qs(self.read_body().decode("utf-8", "replace")).items()
         }
-        github = self.server.github
+        github = self.owner
         try:
             token = github.redeem_code(
                 form.get("code", ""),
@@ -298,7 +189,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _check_authorize(self, query: dict[str, str]) -> str | None:
         """The error to show for an authorize request, or None."""
-        if query.get("client_id") != self.server.github.client_id:
+        if query.get("client_id") != self.owner.client_id:
             return "Unknown client_id: this stand-in serves only the app it was started for."
         redirect = urlsplit(query.get("redirect_uri", ""))
         if redirect.scheme not in ("http", "https") or not redirect.netloc:
@@ -344,7 +235,7 @@ class _Handler(BaseHTTPRequestHandler):
                 "at most 39 characters.",
             )
             return
-        code = self.server.github.issue_code(
+        code = self.owner.issue_code(
             _Grant(login=login, client_id=query["client_id"], redirect_uri=query["redirect_uri"])
         )
         back = {"code": code, **({"state": query["state"]} if "state" in query else {})}
@@ -354,7 +245,7 @@ class _Handler(BaseHTTPRequestHandler):
         scheme, _, token = self.headers.get("Authorization", "").partition(" ")
         if scheme.lower() not in ("token", "bearer") or not token:
             return None
-        return self.server.github.login_for_token(token)
+        return self.owner.login_for_token(token)
 
     def _user(self, query: dict[str, str]) -> None:
         if (login := self._login()) is None:
@@ -367,6 +258,62 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(401, {"message": "Bad credentials"})
             return
         self._json(200, emails(login))
+
+
+class StandinGitHub(StandinServer):
+    """``with StandinGitHub(client_id=..., client_secret=...) as github: github.url``."""
+
+    handler = _Handler
+    thread_name = "standin-github"
+    server_version = "StandinGitHub/1.0"
+
+    def __init__(
+        self,
+        *,
+        client_id: str = DEMO_CLIENT_ID,
+        client_secret: str = DEMO_CLIENT_SECRET,
+        host: str = "127.0.0.1",
+        port: int = 0,
+    ) -> None:
+        if not client_id or not client_secret:
+            raise ValueError("the stand-in needs the OAuth app's client id and secret")
+        super().__init__(host=host, port=port)
+        self.client_id = client_id
+        self.client_secret = client_secret
+        self._codes: dict[str, _Grant] = {}
+        self._tokens: dict[str, str] = {}
+
+    @property
+    def url(self) -> str:
+        """What Podium's ``PODIUM_GITHUB_URL`` is set to."""
+        return self.address
+
+    # --- the OAuth state, shared by the handler threads
+    def issue_code(self, grant: _Grant) -> str:
+        code = secrets.token_hex(10)
+        with self._lock:
+            self._codes[code] = grant
+        return code
+
+    def redeem_code(self, code: str, *, client_id: str, secret: str, redirect_uri: str) -> str:
+        """An access token for `code`, or ValueError with GitHub's error code. A code is used
+        once, whatever the outcome (GitHub's rule)."""
+        with self._lock:
+            grant = self._codes.pop(code, None)
+        if client_id != self.client_id or not secrets.compare_digest(secret, self.client_secret):
+            raise ValueError("incorrect_client_credentials")
+        if grant is None or grant.client_id != client_id:
+            raise ValueError("bad_verification_code")
+        if redirect_uri and redirect_uri != grant.redirect_uri:
+            raise ValueError("redirect_uri_mismatch")
+        token = "gho_standin_" + secrets.token_hex(16)
+        with self._lock:
+            self._tokens[token] = grant.login
+        return token
+
+    def login_for_token(self, token: str) -> str | None:
+        with self._lock:
+            return self._tokens.get(token)
 
 
 def _with_query(url: str, params: dict[str, str]) -> str:

@@ -29,7 +29,8 @@ benchmark; when it is, the predicates below are where an object check goes (a ma
 *this* benchmark), and the admin, views and API already ask them rather than the group.
 
 The group and its permissions are created by ``accounts/migrations/0003_maintainers_group.py``
-(``0004_maintainers_without_judge_endpoints`` takes ``judging.view_judgeendpoint`` away again),
+(``0004_maintainers_without_judge_endpoints`` takes ``judging.view_judgeendpoint`` away again,
+``arena/migrations/0002_schedules_and_maintainers.py`` adds the battles' view permissions),
 each migration keeping its own frozen copy of the list (a migration must not change meaning when this
 module does). Changing the list therefore takes a new data migration; a test compares the
 group with ``MAINTAINER_PERMISSIONS``, so the two cannot drift apart silently.
@@ -57,6 +58,9 @@ MAINTAINER_PERMISSIONS: frozenset[str] = frozenset(
         "core.view_auditevent",
         "judging.view_judgejob",
         "judging.view_verdict",
+        # The battles of pairwise-judged categories (arena's 0002), rerun with RERUN_JUDGE.
+        "arena.view_battlejob",
+        "arena.view_battle",
         # The admin's actions need it; provenance fields are read-only there (see above).
         "submissions.change_submission",
         # The work itself.

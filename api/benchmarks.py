@@ -20,7 +20,12 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from benchmark.models import Benchmark, Metric, TestSet
-from benchmark.selectors import active_testset, benchmark_by_slug, benchmarks_for
+from benchmark.selectors import (
+    active_testset,
+    benchmark_by_slug,
+    benchmark_categories,
+    benchmarks_for,
+)
 from submissions.selectors import board_summary
 
 # The ranking rules in words (spec 6; docs/ranking.md), as the About tab states them.
@@ -109,6 +114,19 @@ class BenchmarkSummarySerializer(serializers.Serializer):
     rankings_url = serializers.CharField()
 
 
+class CategorySerializer(serializers.Serializer):
+    key = serializers.CharField(help_text="What `category=` of the rankings takes")
+    label = serializers.CharField()
+    description = serializers.CharField(allow_blank=True)
+    judge_note = serializers.CharField(allow_blank=True, help_text="Who judges it, if anyone")
+    ranking = serializers.ChoiceField(
+        choices=["metrics", "rating"],
+        help_text="metrics: over its metrics under the ranking policy; rating: by its rating, "
+        "highest first",
+    )
+    metrics = serializers.ListField(child=serializers.CharField(), help_text="Its columns")
+
+
 class BenchmarkDetailSerializer(BenchmarkSummarySerializer):
     citation = serializers.CharField(allow_blank=True)
     licence = serializers.CharField(allow_blank=True)
@@ -119,6 +137,14 @@ class BenchmarkDetailSerializer(BenchmarkSummarySerializer):
     boards = BoardCountsSerializer(help_text="Entries per board")
     computed_at = serializers.DateTimeField(
         allow_null=True, help_text="When the board was last recomputed"
+    )
+    categories = CategorySerializer(
+        many=True, help_text="The board's tabs beside the overview (issue 15); [] for none"
+    )
+    model_facts = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="The model facts its submitters give and the rankings filter on (type, "
+        "parameters, licence, precision, domain_specific); [] for none",
     )
 
 
@@ -186,6 +212,18 @@ class BenchmarkDetailView(APIView):
             "test_set": _test_set(active_testset(benchmark)),
             "boards": summary.counts,
             "computed_at": summary.computed_at,
+            "categories": [
+                {
+                    "key": category.key,
+                    "label": category.label,
+                    "description": category.description,
+                    "judge_note": category.judge_note,
+                    "ranking": category.ranking,
+                    "metrics": list(category.metric_keys),
+                }
+                for category in benchmark_categories(benchmark)
+            ],
+            "model_facts": benchmark.fact_keys,
         }
         return Response(BenchmarkDetailSerializer(body).data)
 

@@ -18,6 +18,7 @@ from core.exceptions import (
     DomainError,
     DuplicatePredictions,
     InvalidEndpoint,
+    InvalidFact,
     InvalidName,
     InvalidOption,
     InvalidPredictions,
@@ -42,7 +43,14 @@ def exception_handler(error: Exception, context: dict[str, Any]) -> Response | N
             (status.HTTP_400_BAD_REQUEST, "refused"),
         )
         body: dict[str, Any] = {"detail": str(error), "code": name}
-        if isinstance(error, InvalidName | InvalidOption | InvalidEndpoint) and error.field:
+        if isinstance(error, InvalidFact) and error.problems:
+            # A model fact the writer refused (issue 15): every refused one, by its key.
+            body = {
+                "detail": "The request is invalid; see `errors`.",
+                "code": "invalid",
+                "errors": {key: [message] for key, message in error.problems.items()},
+            }
+        elif isinstance(error, InvalidName | InvalidOption | InvalidEndpoint) and error.field:
             # A name refused by the writer (a look-alike published meanwhile), an option the
             # benchmark needs: in the envelope of the serializer's field errors, where the
             # same refusal usually comes from.

@@ -49,7 +49,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from benchmark.enums import RankingScope
-from benchmark.models import Benchmark, Metric
+from benchmark.models import Benchmark, Category, Metric
 from benchmark.scoring.ranking import Entry, RankedEntry, rank_entries
 from submissions.enums import BoardKind, SubmissionSource, VerificationStatus
 from submissions.models import BoardEntry
@@ -57,6 +57,7 @@ from submissions.selectors import (
     FIXED_SORT_COLUMNS,
     BoardSort,
     board_entries,
+    category_metrics,
     first_click_descending,
     metric_specs,
     metric_value,
@@ -66,10 +67,11 @@ from submissions.selectors import (
 )
 
 from .benchmarks import NotFoundSerializer, visible_benchmark
-from .rankings_csv import CSVRenderer, csv_body, csv_filename
+from .rankings_csv import CSVExtras, CSVRenderer, csv_body, csv_filename
 from .rankings_serializers import (
     ALL_BOARDS,
     CSV_QUERY,
+    FACT_FILTERS,
     JSON_QUERY,
     NOTE_IMPORTED,
     NOTE_JUDGE_PENDING,
@@ -84,8 +86,10 @@ __all__ = ["JSON_QUERY", "RankingRowSerializer", "RankingsQuerySerializer", "url
 
 # Part of every ETag and cache key: bump it when the rankings' representation changes, so no
 # client or cache keeps a body of the old shape.
-# 2: intervals, rank intervals and tiers (issue 12). 3: evaluated_by_podium (issue 15).
-REPRESENTATION_VERSION = "3"
+# 2: intervals, rank intervals and tiers (issue 12).
+# 3: categories, ratings and model facts (issue 15).
+# 4: evaluated_by_podium (issue 15, hosted evaluation).
+REPRESENTATION_VERSION = "4"
 
 
 # --- rankings: rows -------------------------------------------------------------------------------
@@ -128,11 +132,17 @@ ENTRY_FIELDS = (
     "submission__verification_status",
     "submission__verified_at",
     "submission__created_at",
+    "category_ranks",
+    "rating_battles",
+    "model_facts",
 )
 
 
-def ranking_rows(benchmark: Benchmark, metrics: list[Metric]) -> list[RankingRow]:
-    """Every row of both boards, by rank then submission id, in one query.
+def ranking_rows(
+    benchmark: Benchmark, metrics: list[Metric], category: Category | None = None
+) -> list[RankingRow]:
+    """Every row of both boards, by rank then submission id, in one query; for a category
+    (issue 15), by its rank then submission id, with its columns only.
 
     Named tuples rather than model instances: building 1,000 `BoardEntry` and `Submission`
     objects costs more than everything else here. The `publish` filter repeats what
@@ -153,9 +163,11 @@ def ranking_rows(benchmark: Benchmark, metrics: list[Metric]) -> list[RankingRow
     ]
     ranked = _ranked(benchmark, metrics, entries, [record.board for record in records])
     decimals = benchmark.ranking_decimals
+    shown = [metric.key for metric in category_metrics(category, metrics)] if category else keys
+    ratings = {metric.key for metric in metrics if metric.is_rating}
     rows = []
     for record, entry in zip(records, entries, strict=True):
-        values = entry.values
+        values = {key: entry.values[key] for key in shown}
         place = ranked.get(record.submission_id)
         ranks = place.metric_ranks if place else {}
         name = record.submission__model_name
@@ -194,6 +206,12 @@ def ranking_rows(benchmark: Benchmark, metrics: list[Metric]) -> list[RankingRow
                     ),
                     "rank": ranks.get(key),
                     "interval": intervals.get(key),
+                    # A rating's battles (issue 15); only rating metrics carry the key.
+                    **(
+                        {"battles": (record.rating_battles or {}).get(key)}
+                        if key in ratings
+                        else {}
+                    ),
                 }
                 for key, value in values.items()
             },
@@ -202,6 +220,9 @@ def ranking_rows(benchmark: Benchmark, metrics: list[Metric]) -> list[RankingRow
                 None if record.rank_best is None else [record.rank_best, record.rank_worst]
             ),
             "tier": record.tier,
+            "category_rank": (record.category_ranks or {}).get(category.key) if category else None,
+            "category_ranks": dict(record.category_ranks or {}),
+            "model_facts": dict(record.model_facts or {}),
             "interval_note": _interval_note(record, intervals),
         }
         rows.append(RankingRow(name, team, record.listed_at, values, record.board, body))
@@ -277,6 +298,11 @@ in the HTML board's column order (rank, model, team, the metrics, date) followed
 fields, the intervals last (`<key>_low`, `<key>_high`, `rank_best`, `rank_worst`, `tier`, \
 `interval_note`); the same values as the JSON, an empty cell for null.
 
+A benchmark with categories (issue 15): `category=<key>` gives a tab's rows in its rank order \
+(`category_rank`) with its columns only; every row has `category_ranks` and `model_facts`, and \
+a rating metric's cell its `battles`. `type`, `precision` and `domain_specific` filter on the \
+model facts. The CSV appends `category_rank`, `<key>_battles` and the facts.
+
 Send `If-None-Match` with the last `ETag` (or `If-Modified-Since`): an unchanged board answers \
 304 with no body. The board changes only when it is recomputed (`computed_at`)."""
 
@@ -292,8 +318,9 @@ RANKINGS_ERRORS = {
 }
 
 
-# The filters' parameters (the board page's search and tag).
-FILTERS = ("q", "tag")
+# The filters' parameters (the board page's search and tag, the model facts), and the tab:
+# left out of links and ETags when empty.
+FILTERS = ("q", "tag", "category", *FACT_FILTERS)
 
 # What a rankings response is: a page of the JSON, every row of it as a download, or the CSV.
 JSON_PAGE, JSON_WHOLE, CSV = "json", "json-whole", "csv"
@@ -321,7 +348,7 @@ class RankingsView(APIView):
     )
     def get(self, request: Request, slug: str, format: str | None = None) -> HttpResponse:
         benchmark = visible_benchmark(request, slug)
-        query, metrics = _rankings_query(request, benchmark)
+        query, metrics, category = _rankings_query(request, benchmark)
         kind = CSV if request.accepted_renderer.format == CSVRenderer.format else self.json_kind
         computed_at = _board_computed_at(benchmark)
         etag = _etag(benchmark, computed_at, _canonical_query(query, kind), kind)
@@ -332,7 +359,9 @@ class RankingsView(APIView):
             return _with_validators(not_modified, benchmark, etag, computed_at)
 
         link_base = request.build_absolute_uri(request.path)
-        body = _rankings_body(benchmark, metrics, query, computed_at, etag, link_base, kind)
+        body = _rankings_body(
+            benchmark, metrics, query, computed_at, etag, link_base, kind, category
+        )
         if kind == CSV:
             response = HttpResponse(body, content_type="text/csv; charset=utf-8")
         else:
@@ -385,27 +414,55 @@ class RankingsCSVView(RankingsView):
 
 def _rankings_query(
     request: Request, benchmark: Benchmark
-) -> tuple[dict[str, Any], list[Metric] | None]:
-    """The validated parameters, with the direction filled in; 400 on anything invalid.
+) -> tuple[dict[str, Any], list[Metric] | None, Category | None]:
+    """The validated parameters, with the direction filled in; 400 on anything invalid (a
+    category the benchmark does not have, a model fact it does not ask for, by name).
 
     Also the benchmark's metrics when the sort names one (to check it and find its natural
     direction), else None: a revalidation or a cached body does not need them, and every
-    query counts when a notebook polls.
+    query counts when a notebook polls; and the category asked for (None: the overview).
     """
     serializer = RankingsQuerySerializer(data=request.query_params)
     serializer.is_valid(raise_exception=True)
     query = dict(serializer.validated_data)
+    unasked = [key for key in FACT_FILTERS if query[key] and key not in benchmark.fact_keys]
+    if unasked:
+        asked = ", ".join(benchmark.fact_keys) or "none"
+        raise ValidationError(
+            {
+                key: [f"{benchmark.name} asks for no model fact {key!r} (it asks for: {asked})."]
+                for key in unasked
+            }
+        )
+    category = _query_category(benchmark, query["category"])
     metrics = None
     if query["sort"] not in FIXED_SORT_COLUMNS:
         metrics = list(benchmark.metrics.all())
-        keys = [metric.key for metric in metrics]
+        columns_metrics = category_metrics(category, metrics) if category else metrics
+        keys = [metric.key for metric in columns_metrics]
         if query["sort"] not in keys:
             columns = ", ".join([*FIXED_SORT_COLUMNS, *keys])
-            raise ValidationError({"sort": [f"Sort by one of: {columns}."]})
+            where = f" on category {category.key!r}" if category else ""
+            raise ValidationError({"sort": [f"Sort{where} by one of: {columns}."]})
     if "direction" not in query:
         descending = first_click_descending(query["sort"], metrics or [])
         query["direction"] = "desc" if descending else "asc"
-    return query, metrics
+    return query, metrics, category
+
+
+def _query_category(benchmark: Benchmark, key: str) -> Category | None:
+    """The category `category=` names (None for the overview), or 400 naming the benchmark's
+    categories. One query, only when a category is asked for."""
+    if not key:
+        return None
+    categories = list(benchmark.categories.all())
+    found = next((category for category in categories if category.key == key), None)
+    if found is None:
+        known = ", ".join(category.key for category in categories) or "none"
+        raise ValidationError(
+            {"category": [f"{benchmark.name} has no category {key!r} (its categories: {known})."]}
+        )
+    return found
 
 
 def _board_computed_at(benchmark: Benchmark) -> datetime | None:
@@ -461,6 +518,7 @@ def _rankings_body(
     etag: str,
     link_base: str,
     kind: str,
+    category: Category | None = None,
 ) -> bytes:
     """The response body, from the cache when this board (as of `computed_at`, which the ETag
     holds) was already rendered with these parameters; the JSON's links name the host too."""
@@ -470,10 +528,16 @@ def _rankings_body(
         return body
     if metrics is None:
         metrics = list(benchmark.metrics.all())
-    rows = _board_rows(benchmark, metrics, query)
-    keys = [metric.key for metric in metrics]
+    rows = _board_rows(benchmark, metrics, query, category)
+    shown = category_metrics(category, metrics) if category else metrics
+    keys = [metric.key for metric in shown]
     if kind == CSV:
-        body = csv_body(rows, keys)
+        extra = CSVExtras(
+            category=category is not None,
+            ratings=[metric.key for metric in shown if metric.is_rating],
+            facts=benchmark.fact_keys,
+        )
+        body = csv_body(rows, keys, extra)
     else:
         page = _page(benchmark, rows, keys, query, computed_at, link_base, whole=kind == JSON_WHOLE)
         body = json.dumps(page, ensure_ascii=False, separators=(",", ":")).encode()
@@ -483,12 +547,18 @@ def _rankings_body(
 
 
 def _board_rows(
-    benchmark: Benchmark, metrics: list[Metric], query: dict[str, Any]
+    benchmark: Benchmark,
+    metrics: list[Metric],
+    query: dict[str, Any],
+    category: Category | None = None,
 ) -> list[RankingRow]:
-    rows = ranking_rows(benchmark, metrics)
+    rows = ranking_rows(benchmark, metrics, category)
+    if category is not None:
+        # In the category's rank order (unique within a scope), then as before.
+        rows.sort(key=lambda row: (_category_rank_key(row), row.body["rank"]))
     if query["board"] != ALL_BOARDS:
         rows = [row for row in rows if row.board == query["board"]]
-    board_filter = parse_board_filter(query["q"], query["tag"])
+    board_filter = parse_board_filter(query["q"], query["tag"], query, asked=benchmark.fact_keys)
     if board_filter.active:
         # The board page's rule (`submissions.selectors.filter_board_entries`), not a copy.
         boards = BoardKind.values if query["board"] == ALL_BOARDS else [query["board"]]
@@ -498,6 +568,11 @@ def _board_rows(
         rows = [row for row in rows if row.body["submission_id"] in selected]
     sort = BoardSort(query["sort"], descending=query["direction"] == "desc")
     return sort_board_rows(rows, sort)  # type: ignore[arg-type]  # RankingRow has its fields
+
+
+def _category_rank_key(row: RankingRow) -> float:
+    rank = row.body["category_rank"]
+    return math.inf if rank is None else rank
 
 
 def _page(
@@ -527,6 +602,7 @@ def _page(
         "count": len(rows),
         "next": link(number + 1) if number < last else None,
         "previous": link(number - 1) if number > 1 else None,
+        "category": query["category"] or None,
         "metrics": keys,
         "results": [row.body for row in rows[(number - 1) * size : number * size]],
     }

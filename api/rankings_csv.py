@@ -13,6 +13,7 @@ and numbers Podium writes itself.
 from __future__ import annotations
 
 import io
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -26,11 +27,37 @@ if TYPE_CHECKING:
     from .rankings import RankingRow
 
 
-def csv_header(keys: list[str]) -> list[str]:
+@dataclass(frozen=True)
+class CSVExtras:
+    """The columns a board with categories, ratings or model facts adds (issue 15), after
+    every column a board without them has (so those keep their places): `category_rank` on a
+    category's tab, `<key>_battles` per rating metric shown, then each model fact asked."""
+
+    category: bool = False
+    ratings: list[str] = field(default_factory=list)
+    facts: list[str] = field(default_factory=list)
+
+    def header(self) -> list[str]:
+        return [
+            *(["category_rank"] if self.category else []),
+            *[f"{key}_battles" for key in self.ratings],
+            *self.facts,
+        ]
+
+    def cells(self, body: dict[str, Any]) -> list[Any]:
+        facts = body["model_facts"]
+        return [
+            *([body["category_rank"]] if self.category else []),
+            *[body["metrics"][key].get("battles") for key in self.ratings],
+            *[facts.get(key) for key in self.facts],
+        ]
+
+
+def csv_header(keys: list[str], extra: CSVExtras | None = None) -> list[str]:
     """The HTML board's columns in its order (`submissions.selectors.board_columns`: rank,
     model, team, the metrics, date), then the rest of a JSON row: each metric's interval as
     `<key>_low`, `<key>_high` (metric by metric) and the rank interval as `rank_best`,
-    `rank_worst`, last. An empty cell is a null."""
+    `rank_worst`, then the `extra` columns, last. An empty cell is a null."""
     return [
         "rank",
         "model",
@@ -61,15 +88,16 @@ def csv_header(keys: list[str]) -> list[str]:
         "rank_worst",
         "tier",
         "interval_note",
+        *(extra.header() if extra else []),
     ]
 
 
-def csv_body(rows: list[RankingRow], keys: list[str]) -> bytes:
+def csv_body(rows: list[RankingRow], keys: list[str], extra: CSVExtras | None = None) -> bytes:
     """The rows as CSV, the same values as the JSON: floats at full precision (`repr`, as
     JSON prints them), empty for null (the csv module writes None so), true/false for booleans."""
     stream = io.StringIO()
     writer = defused_csv.writer(stream, lineterminator="\n")
-    writer.writerow(csv_header(keys))
+    writer.writerow(csv_header(keys, extra))
     lines = []
     for row in rows:
         body = row.body
@@ -103,6 +131,7 @@ def csv_body(rows: list[RankingRow], keys: list[str]) -> bytes:
                 *(body["rank_interval"] or (None, None)),
                 body["tier"],
                 body["interval_note"],
+                *(extra.cells(body) if extra else []),
             ]
         )
     writer.writerows(lines)

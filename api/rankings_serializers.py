@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
+from benchmark.facts import FACTS
 from submissions.enums import BoardKind
 from submissions.selectors import BOARD_TAGS, MAX_SEARCH_CHARS
 
@@ -21,6 +22,25 @@ INTERVAL_NOTES = (NOTE_IMPORTED, NOTE_NOT_COMPUTED, NOTE_JUDGE_PENDING)
 
 
 # --- serializers: query parameters ----------------------------------------------------------------
+
+
+class FactChoiceField(serializers.ChoiceField):
+    """A model-fact filter (issue 15, `benchmark.facts`): rows whose model has this value; a
+    value the fact does not take is 400 with the values it takes."""
+
+    def __init__(self, key: str, **kwargs: object) -> None:
+        definition = FACTS[key]
+        super().__init__(
+            choices=[*definition.values, ""],
+            default="",
+            help_text=f"Only rows whose model's {definition.label.lower()} is this: "
+            f"{definition.allowed}. For a benchmark that asks for model facts.",
+            error_messages={
+                "invalid_choice": f"{definition.label}: expected {definition.allowed}, got "
+                '"{input}".'
+            },
+            **kwargs,
+        )
 
 
 class RankingsQuerySerializer(serializers.Serializer):
@@ -59,6 +79,19 @@ class RankingsQuerySerializer(serializers.Serializer):
             "link) or code (with a code link)."
         ),
     )
+    category = serializers.CharField(
+        default="",
+        allow_blank=True,
+        max_length=50,
+        help_text=(
+            "A category's key (a tab of the board, issue 15): its rows ordered by their rank in "
+            "it (`category_rank`; `sort=rank` is that order), `metrics` its columns only. "
+            "Empty: the overview, every metric. An unknown key is 400, naming the benchmark's."
+        ),
+    )
+    type = FactChoiceField("type")
+    precision = FactChoiceField("precision")
+    domain_specific = FactChoiceField("domain_specific")
     page = serializers.IntegerField(default=1, min_value=1, help_text="JSON only.")
     page_size = serializers.IntegerField(
         default=DEFAULT_PAGE_SIZE,
@@ -68,9 +101,13 @@ class RankingsQuerySerializer(serializers.Serializer):
     )
 
 
+# The model facts the rankings filter on (`?type=`, `?precision=`, `?domain_specific=`).
+FACT_FILTERS = tuple(definition.key for definition in FACTS.values() if definition.filterable)
 # The parameters that shape each body, in the order of the canonical links and ETags.
-JSON_QUERY = ("board", "sort", "direction", "q", "tag", "page", "page_size")
-CSV_QUERY = ("board", "sort", "direction", "q", "tag")
+JSON_QUERY = (
+    "board", "sort", "direction", "q", "tag", "category", *FACT_FILTERS, "page", "page_size"
+)  # fmt: skip
+CSV_QUERY = ("board", "sort", "direction", "q", "tag", "category", *FACT_FILTERS)
 
 
 # --- serializers: responses (the rankings rows are built as dicts, see the module docstring) ------
@@ -90,7 +127,14 @@ class RankingMetricSerializer(serializers.Serializer):
         max_length=2,
         allow_null=True,
         help_text="The 95% clustered-bootstrap interval [low, high] of `value`; null when "
-        "there is none (see the row's `interval_note`, docs/statistics.md)",
+        "there is none (see the row's `interval_note`, docs/statistics.md). For a rating, "
+        "its bootstrap interval over battles",
+    )
+    battles = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        help_text="Rating metrics only (issue 15): the battles the rating is fitted on; null "
+        "while the rating is pending (its battles not run yet: `value` is null too)",
     )
 
 
@@ -153,6 +197,19 @@ class RankingRowSerializer(serializers.Serializer):
         help_text="Statistical tier within the row's board (1 = the leader's): entries of one "
         "tier cannot be told apart from its leader; null with the rank interval",
     )
+    category_rank = serializers.IntegerField(
+        allow_null=True,
+        help_text="The rank in the category asked for (`category=`), ranked as `rank` is "
+        "(the benchmark's scope); null without one",
+    )
+    category_ranks = serializers.DictField(
+        child=serializers.IntegerField(),
+        help_text="The rank in each of the benchmark's categories, by key ({} without any)",
+    )
+    model_facts = serializers.DictField(
+        help_text="The model facts its submitter gave (type, parameters in billions, licence, "
+        "precision, domain_specific), where the benchmark asks for them; {} else",
+    )
     interval_note = serializers.ChoiceField(
         choices=list(INTERVAL_NOTES),
         allow_null=True,
@@ -169,7 +226,12 @@ class RankingPageSerializer(serializers.Serializer):
     count = serializers.IntegerField(help_text="Rows on the board (all pages)")
     next = serializers.CharField(allow_null=True)
     previous = serializers.CharField(allow_null=True)
-    metrics = serializers.ListField(child=serializers.CharField(), help_text="Column order")
+    category = serializers.CharField(
+        allow_null=True, help_text="The category asked for (its key), null for the overview"
+    )
+    metrics = serializers.ListField(
+        child=serializers.CharField(), help_text="Column order (a category's columns on its tab)"
+    )
     results = RankingRowSerializer(many=True)
 
 

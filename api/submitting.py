@@ -24,6 +24,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from benchmark.facts import FACTS, FactsError, check_model_facts
 from benchmark.models import Benchmark
 from benchmark.plugins import plugin_for
 from benchmark.selectors import benchmark_by_slug
@@ -106,6 +107,17 @@ class SubmitSerializer(serializers.Serializer):
         # box_format (one of its conventions) and zero_shot (true: the declaration).
         benchmark = self.context.get("benchmark")
         self.plugin_options = plugin_for(benchmark).submission_options if benchmark else ()
+        # The model facts the benchmark asks for (issue 15), by their keys. Checked together
+        # in `validate` by `benchmark.facts`, so a missing or refused one says what it takes.
+        self.fact_keys = benchmark.fact_keys if benchmark else []
+        for key in self.fact_keys:
+            definition = FACTS[key]
+            self.fields[key] = serializers.CharField(
+                required=False,
+                allow_blank=True,
+                help_text=f"{definition.label} ({'required' if definition.required else 'optional'}"
+                f"): {definition.allowed}. {definition.help_text}",
+            )
         for option in self.plugin_options:
             if option.kind == "declaration":
                 self.fields[option.key] = serializers.BooleanField(
@@ -119,6 +131,14 @@ class SubmitSerializer(serializers.Serializer):
                 )
 
     def validate(self, data: dict[str, Any]) -> dict[str, Any]:
+        if self.fact_keys:
+            given = {key: data[key] for key in self.fact_keys if key in data}
+            try:
+                data["model_facts"] = check_model_facts(self.fact_keys, given)
+            except FactsError as error:
+                raise serializers.ValidationError(
+                    {key: [message] for key, message in error.problems.items()}
+                ) from None
         for option in self.plugin_options:
             if option.kind == "declaration" and option.required and not data.get(option.key):
                 raise serializers.ValidationError(
@@ -154,6 +174,7 @@ class SubmitSerializer(serializers.Serializer):
             authors=data["authors"] if challenge else "",
             publish=data["publish"],
             options=self.options(),
+            model_facts=data.get("model_facts", {}),
         )
 
     def options(self) -> dict[str, str]:
@@ -263,6 +284,10 @@ class SubmissionSerializer(serializers.Serializer):
         help_text="What the submission declared beside its file, by the benchmark's option "
         "keys (MedSG-Bench: `box_format`, `zero_shot`); {} where the benchmark asks for none.",
     )
+    model_facts = serializers.DictField(
+        help_text="What the submitter said about the model, by fact key (type, parameters in "
+        "billions, licence, precision, domain_specific), where the benchmark asks; {} else.",
+    )
     declared = DeclaredOptionSerializer(
         many=True,
         help_text="The same declarations in words, in the benchmark's order: each option's "
@@ -363,6 +388,7 @@ def _submission(request: Request, submission: Submission) -> dict[str, Any]:
         "evaluation": _evaluation(evaluation),
         "judge": _judge(evaluation, request.user),
         "options": dict(submission.options or {}),
+        "model_facts": dict(submission.model_facts or {}),
         "declared": [
             {"key": line.key, "label": line.label, "value": line.value, "text": line.text}
             for line in selectors.declared_options(submission)

@@ -3,7 +3,7 @@
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from . import benchmarks, compare, hosted, rankings, submitting
+from . import battles, benchmarks, compare, hosted, rankings, submitting
 
 app_name = "api"
 
@@ -12,6 +12,7 @@ urlpatterns = [
     path("v1/", include(rankings.urlpatterns)),
     path("v1/", include(compare.urlpatterns)),
     path("v1/", include(submitting.urlpatterns)),
+    path("v1/", include(battles.urlpatterns)),
     path("v1/", include(hosted.urlpatterns)),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
     # The split view serves Swagger UI's init script as a file (docs/?script), and our template

@@ -17,9 +17,11 @@ from django.db import models
 from django.db.models import QuerySet
 from django.forms import BaseInlineFormSet, ModelForm
 from django.http import HttpRequest
+from django.utils.html import format_html, format_html_join
 
 from benchmark.models import Benchmark, Metric, TestSet
 from benchmark.services import (
+    DEFINITION_SETTINGS,
     EDITABLE_BENCHMARK_FIELDS,
     set_active_testset,
     update_benchmark,
@@ -63,10 +65,11 @@ class MetricInline(admin.TabularInline):
         "direction",
         "display_decimals",
         "is_judge_metric",
+        "is_rating",
         "description",
     ]
     # The scorer's side of a metric comes from the definition (setup_benchmarks).
-    readonly_fields = ["position", "key", "task", "direction", "is_judge_metric"]
+    readonly_fields = ["position", "key", "task", "direction", "is_judge_metric", "is_rating"]
     extra = 0
     can_delete = False
     formfield_overrides = VERBATIM_TEXT
@@ -88,7 +91,8 @@ class BenchmarkAdmin(admin.ModelAdmin):
     ]
     list_filter = ["is_public"]
     search_fields = ["name", "slug"]
-    readonly_fields = ["slug", "created_at", "updated_at"]
+    # The definition's issue-15 settings are shown, not edited (`DEFINITION_SETTINGS`).
+    readonly_fields = ["slug", "category_tabs", *DEFINITION_SETTINGS, "created_at", "updated_at"]
     fieldsets = [
         (None, {"fields": ["slug", "name", "description", "is_public"]}),
         ("Texts", {"fields": ["about", "citation", "licence"]}),
@@ -114,6 +118,23 @@ class BenchmarkAdmin(admin.ModelAdmin):
             "Verification",
             {"fields": ["verification_tolerance", "rerun_max_frames", "contact_url"]},
         ),
+        ("Categories and model facts", {"fields": ["category_tabs", "model_facts"]}),
+        (
+            "Hosted evaluation",
+            {"fields": ["hosted_evaluation", "hosted_max_tokens", "hosted_requests_per_minute"]},
+        ),
+        (
+            "Pairwise ratings",
+            {
+                "fields": [
+                    "pairwise_opponents",
+                    "pairwise_questions",
+                    "rating_anchor",
+                    "rating_bootstrap_rounds",
+                    "rating_seed",
+                ]
+            },
+        ),
         (None, {"fields": ["created_at", "updated_at"]}),
     ]
     inlines = [MetricInline]
@@ -124,6 +145,31 @@ class BenchmarkAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request: HttpRequest, obj: Benchmark | None = None) -> bool:
         return False
+
+    @admin.display(description="Categories (tabs)")
+    def category_tabs(self, benchmark: Benchmark) -> str:
+        # A read-only list rather than an inline: an inline's management form would be one
+        # more thing every change form must post, for rows nobody edits here.
+        categories = list(benchmark.categories.all())
+        if not categories:
+            return "None: one board over every metric."
+        return format_html(
+            "<ul>{}</ul>",
+            format_html_join(
+                "",
+                "<li><strong>{}</strong> ({}): {}, ranked {}{}</li>",
+                (
+                    (
+                        category.label,
+                        category.key,
+                        ", ".join(category.metric_keys),
+                        category.get_ranking_display().lower(),
+                        f"; {category.judge_note}" if category.judge_note else "",
+                    )
+                    for category in categories
+                ),
+            ),
+        )
 
     def formfield_for_dbfield(
         self, db_field: models.Field, request: HttpRequest, **kwargs: Any

@@ -31,3 +31,12 @@ class RankingScope(models.TextChoices):
 
     GLOBAL = "global", "All entries (official and community together)"
     PER_BOARD = "per_board", "Each board on its own rows"
+
+
+class CategoryRanking(models.TextChoices):
+    """How a category's tab is ranked (issue 15; `definitions.CATEGORY_RANKINGS` names the
+    same values): by its metrics under the benchmark's policy, or by its one rating metric,
+    highest first."""
+
+    METRICS = "metrics", "By the category's metrics"
+    RATING = "rating", "By its pairwise rating, highest first"

@@ -17,7 +17,14 @@ from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
-from benchmark.enums import MetricDirection, RankingMethod, RankingScope, TieMethod
+from benchmark.enums import (
+    CategoryRanking,
+    MetricDirection,
+    RankingMethod,
+    RankingScope,
+    TieMethod,
+)
+from benchmark.facts import FACTS
 from benchmark.plugins import Wording, plugin_for, wording_for
 from benchmark.scoring.ranking import ranking_order_problem
 from benchmark.scoring.rubric import Rubric, RubricError
@@ -146,6 +153,45 @@ class Benchmark(models.Model):
         "page), linked from the Official board and About; blank: the site's contact address.",
     )
 
+    # Issue 15 (docs/boards.md, "Categories"): set from the definition by `ensure_benchmark`,
+    # as the submission rules are (at creation; again with `setup_benchmarks --overwrite`),
+    # and shown read-only in the admin: they describe how Podium evaluates and rates, which a
+    # running benchmark does not change by hand.
+    model_facts = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="The model facts submitters give (type, parameters, licence, precision, "
+        "domain_specific), shown and filtered on the boards.",
+    )
+    hosted_evaluation = models.BooleanField(
+        default=False, help_text="Podium can ask a submitted model endpoint every question."
+    )
+    hosted_max_tokens = models.PositiveBigIntegerField(
+        default=2_000_000, help_text="Prompt and completion tokens one hosted request may spend."
+    )
+    hosted_requests_per_minute = models.PositiveIntegerField(
+        default=600, help_text="Calls one hosted request may make per minute."
+    )
+    pairwise_opponents = models.PositiveSmallIntegerField(
+        default=5, help_text="Opponents a new model meets in a rating category."
+    )
+    pairwise_questions = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="Questions per pairing; empty: every question of the category.",
+    )
+    rating_anchor = models.CharField(
+        max_length=100,
+        blank=True,
+        help_text="The model whose rating is pinned; empty: the ratings' mean is 1000.",
+    )
+    rating_bootstrap_rounds = models.PositiveIntegerField(
+        default=1000, help_text="Bootstrap rounds behind each rating's 95% interval."
+    )
+    rating_seed = models.PositiveBigIntegerField(
+        default=0, help_text="The seed of the ratings' bootstrap."
+    )
+
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -180,6 +226,19 @@ class Benchmark(models.Model):
                 condition=models.Q(bootstrap_replicates__gte=MIN_REPLICATES)
                 & models.Q(bootstrap_replicates__lte=MAX_REPLICATES),
                 name="benchmark_bootstrap_replicates_range",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(pairwise_opponents__gte=1),
+                name="benchmark_pairwise_opponents_positive",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(pairwise_questions__isnull=True)
+                | models.Q(pairwise_questions__gte=1),
+                name="benchmark_pairwise_questions_positive",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(rating_bootstrap_rounds__gte=1),
+                name="benchmark_rating_bootstrap_rounds_positive",
             ),
         ]
 
@@ -257,6 +316,13 @@ class Benchmark(models.Model):
         return self.ranking_method == RankingMethod.LEXICOGRAPHIC
 
     @property
+    def fact_keys(self) -> list[str]:
+        """The model facts its submitters give, in the vocabulary's order (`benchmark.facts`:
+        type, parameters, licence, precision, domain-specific), whatever the definition's."""
+        asked = set(self.model_facts or [])
+        return [key for key in FACTS if key in asked]
+
+    @property
     def ranking_order_text(self) -> str:
         """The order as the board and About say it: "IoU, then ACC@0.5" (metric keys, the
         board's column names)."""
@@ -283,6 +349,12 @@ class Metric(models.Model):
     is_judge_metric = models.BooleanField(
         default=False, help_text="Filled by the LLM judge (step 2), pending until then."
     )
+    # Issue 15: a pairwise rating (Elo scale), not a value the scorer computes: the board
+    # takes it from `submissions.CategoryRating`, with its interval and battles.
+    is_rating = models.BooleanField(
+        default=False,
+        help_text="A Bradley-Terry rating from pairwise battles, pending until they are run.",
+    )
     # The official column order; equal positions fall back to creation order.
     position = models.PositiveSmallIntegerField(default=0)
 
@@ -306,6 +378,48 @@ class Metric(models.Model):
     @property
     def higher_is_better(self) -> bool:
         return self.direction == MetricDirection.HIGHER
+
+
+class Category(models.Model):
+    """One tab of a benchmark's board (issue 15): its columns (`metric_keys`, in column order)
+    and how it ranks (`ranking`: its metrics under the benchmark's policy, or its one rating
+    metric, highest first), with a description and a note naming its judge.
+
+    Written only by ``ensure_benchmark`` from the definition's `CategoryDefinition`s: the key,
+    metrics, ranking and position always follow the definition, the label, description and
+    judge note at creation and with ``overwrite``, and a category the definition no longer has
+    is removed (its ratings, keyed by the category's key, stay stored).
+    """
+
+    benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="categories")
+    key = models.SlugField(max_length=50)
+    label = models.CharField(max_length=100)
+    description = models.TextField(blank=True)
+    judge_note = models.CharField(max_length=300, blank=True)
+    ranking = models.CharField(
+        max_length=10, choices=CategoryRanking, default=CategoryRanking.METRICS
+    )
+    metric_keys = models.JSONField(default=list)
+    # The tabs' order; equal positions fall back to creation order.
+    position = models.PositiveSmallIntegerField(default=0)
+
+    class Meta:
+        ordering = ["position", "id"]
+        verbose_name_plural = "categories"
+        constraints = [
+            models.UniqueConstraint(fields=["benchmark", "key"], name="category_key_unique"),
+            models.CheckConstraint(
+                condition=models.Q(ranking__in=CategoryRanking.values),
+                name="category_ranking_valid",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.benchmark_id}:{self.key}"
+
+    @property
+    def ranks_by_rating(self) -> bool:
+        return self.ranking == CategoryRanking.RATING
 
 
 class TestSet(models.Model):

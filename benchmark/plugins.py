@@ -113,6 +113,8 @@ class DemoEntry:
     options: Mapping[str, str] = field(default_factory=dict)
     publish: bool = True
     team_name: str = ""
+    # The model facts a submitter would give (`benchmark.facts`), where the benchmark asks.
+    facts: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -7,10 +7,10 @@ import re
 from functools import lru_cache
 from typing import Any
 
-from django.db.models import QuerySet
+from django.db.models import Exists, OuterRef, QuerySet
 
 from accounts.roles import can_view_hidden_benchmarks
-from benchmark.models import Benchmark, TestSet
+from benchmark.models import Benchmark, Category, TestSet
 from benchmark.plugins import plugin_for
 from benchmark.scoring.errors import GroundTruthError
 
@@ -48,8 +48,18 @@ def benchmarks_for(viewer: Any) -> QuerySet[Benchmark]:
 def benchmark_by_slug(slug: str, *, viewer: Any) -> Benchmark:
     """The benchmark with this slug, if ``viewer`` may see it (see ``benchmarks_for``: the list
     and a single benchmark follow the same rule). Raises ``Benchmark.DoesNotExist`` when there is
-    none to show."""
-    return benchmarks_for(viewer).get(slug=slug)
+    none to show. It carries ``has_categories`` (issue 15), read in the same query, so a page of
+    a benchmark without categories spends no query on them (``benchmark_categories``)."""
+    has_categories = Exists(Category.objects.filter(benchmark=OuterRef("pk")))
+    return benchmarks_for(viewer).annotate(has_categories=has_categories).get(slug=slug)
+
+
+def benchmark_categories(benchmark: Benchmark) -> list[Category]:
+    """The benchmark's categories (tabs) in order; no query when it was read by
+    ``benchmark_by_slug`` and has none."""
+    if getattr(benchmark, "has_categories", True) is False:
+        return []
+    return list(benchmark.categories.all())
 
 
 def active_testset(benchmark: Benchmark) -> TestSet | None:

@@ -20,8 +20,8 @@ from django.core.exceptions import ImproperlyConfigured
 from django.db import transaction
 from django.db.models import Max
 
-from benchmark.definitions import BenchmarkDefinition, MetricDefinition
-from benchmark.models import Benchmark, Metric, TestSet
+from benchmark.definitions import BenchmarkDefinition, CategoryDefinition, MetricDefinition
+from benchmark.models import Benchmark, Category, Metric, TestSet
 from benchmark.plugins import get_plugin, plugin_for
 from benchmark.scoring.errors import GroundTruthError
 from benchmark.scoring.ranking import ranking_order_problem
@@ -57,10 +57,25 @@ EDITABLE_BENCHMARK_FIELDS = frozenset(
 )
 # A metric's key, task, direction and kind belong to the scorer; only its presentation is edited.
 EDITABLE_METRIC_FIELDS = frozenset({"label", "description", "display_decimals"})
-METRIC_PROTOCOL_FIELDS = ("task", "direction", "is_judge_metric", "position")
+METRIC_PROTOCOL_FIELDS = ("task", "direction", "is_judge_metric", "is_rating", "position")
 # Benchmark fields a board's ranks depend on (spec 6).
 RANKING_POLICY_FIELDS = frozenset(
     {"tie_method", "ranking_scope", "ranking_decimals", "ranking_method", "ranking_order"}
+)
+# Other benchmark fields the board shows (issue 15: its facts columns and filters).
+BOARD_DISPLAY_FIELDS = frozenset({"model_facts"})
+# The definition's settings for hosted evaluation and pairwise ratings (issue 15), stored as
+# the submission rules are: at creation, and again with `overwrite`; not edited in the admin.
+DEFINITION_SETTINGS = (
+    "model_facts",
+    "hosted_evaluation",
+    "hosted_max_tokens",
+    "hosted_requests_per_minute",
+    "pairwise_opponents",
+    "pairwise_questions",
+    "rating_anchor",
+    "rating_bootstrap_rounds",
+    "rating_seed",
 )
 
 # Callbacks, each taking a benchmark's id, run after the commit of a change that can alter the
@@ -255,9 +270,16 @@ def ensure_benchmark(
     - the texts, ranking policy, submission rules and metric labels are maintainers' to edit,
       so they are overwritten from the definition only when ``overwrite`` is true;
     - ``is_public`` is set at creation only;
-    - metrics in the database but not in the definition are left alone (results may cite them).
+    - metrics in the database but not in the definition are left alone (results may cite them);
+    - the categories (tabs, issue 15) follow the definition: added, their metrics, ranking and
+      position aligned always and their texts with ``overwrite``, and removed when the
+      definition drops them (`_sync_categories`);
+    - the model facts asked for and the hosted-evaluation and rating settings
+      (``DEFINITION_SETTINGS``) are stored as the submission rules are.
 
-    Any change writes one ``benchmark.benchmark.updated`` audit row listing what changed.
+    Any change writes one ``benchmark.benchmark.updated`` audit row listing what changed; one
+    that can move the board (the ranking policy, the metrics, the categories, the facts it
+    shows) has it recomputed on commit.
     """
     presentation = {
         "name": definition.name,
@@ -280,6 +302,7 @@ def ensure_benchmark(
         "max_upload_mb": definition.max_upload_mb,
         "max_prediction_chars": definition.max_prediction_chars,
         "bootstrap_replicates": definition.bootstrap_replicates,
+        **{name: _stored(getattr(definition, name)) for name in DEFINITION_SETTINGS},
     }
     with transaction.atomic():
         benchmark, created = Benchmark.objects.select_for_update().get_or_create(
@@ -303,14 +326,23 @@ def ensure_benchmark(
         added, updated = _sync_metrics(
             benchmark, definition.metrics, overwrite=overwrite or created
         )
+        categories = _sync_categories(
+            benchmark, definition.categories, overwrite=overwrite or created
+        )
         if created:
             record(
                 "benchmark.benchmark.created",
                 actor=actor,
                 target=benchmark,
                 metrics=[metric.key for metric in definition.metrics],
+                # Only for a benchmark with categories: the others' rows stay as they were.
+                **(
+                    {"categories": [category.key for category in definition.categories]}
+                    if definition.categories
+                    else {}
+                ),
             )
-        elif changed_fields or added or updated:
+        elif changed_fields or added or updated or any(categories.values()):
             record(
                 "benchmark.benchmark.updated",
                 actor=actor,
@@ -318,10 +350,65 @@ def ensure_benchmark(
                 fields=changed_fields,
                 metrics_added=added,
                 metrics_updated=updated,
+                # Only when they changed: the rows of benchmarks without categories stay as
+                # they were.
+                **{f"categories_{name}": keys for name, keys in categories.items() if keys},
             )
-            if RANKING_POLICY_FIELDS.intersection(changed_fields) or added or updated:
+            board_fields = RANKING_POLICY_FIELDS | BOARD_DISPLAY_FIELDS
+            if (
+                board_fields.intersection(changed_fields)
+                or added
+                or updated
+                or any(categories.values())
+            ):
                 _board_inputs_changed(benchmark.pk)
     return benchmark
+
+
+def _stored(value: Any) -> Any:
+    """A definition's value as its JSON field stores it (a tuple is a list there)."""
+    return list(value) if isinstance(value, tuple) else value
+
+
+def _sync_categories(
+    benchmark: Benchmark, definitions: tuple[CategoryDefinition, ...], *, overwrite: bool
+) -> dict[str, Any]:
+    """Make the benchmark's categories the definition's (issue 15): add the missing ones,
+    align the protocol (metrics, ranking, position) of the others always and their texts
+    when `overwrite`, and remove those the definition no longer has (they hold no results:
+    ratings are keyed by the category's key). Returns {"added": [keys], "updated": {key:
+    [fields]}, "removed": [keys]}."""
+    existing = {category.key: category for category in benchmark.categories.all()}
+    added: list[str] = []
+    updated: dict[str, list[str]] = {}
+    for position, definition in enumerate(definitions, start=1):
+        protocol = {
+            "ranking": definition.ranking,
+            "metric_keys": list(definition.metrics),
+            "position": position,
+        }
+        presentation = {
+            "label": definition.label,
+            "description": definition.description,
+            "judge_note": definition.judge_note,
+        }
+        category = existing.get(definition.key)
+        if category is None:
+            Category.objects.create(
+                benchmark=benchmark, key=definition.key, **protocol, **presentation
+            )
+            added.append(definition.key)
+            continue
+        changed = _assign_changes(category, protocol)
+        if overwrite:
+            changed += _assign_changes(category, presentation)
+        if changed:
+            category.save(update_fields=changed)
+            updated[definition.key] = changed
+    removed = sorted(set(existing) - {definition.key for definition in definitions})
+    if removed:
+        benchmark.categories.filter(key__in=removed).delete()
+    return {"added": added, "updated": updated, "removed": removed}
 
 
 def ensure_plugin_benchmark(key: str, *, actor: Any = None, overwrite: bool = False) -> Benchmark:
@@ -329,7 +416,7 @@ def ensure_plugin_benchmark(key: str, *, actor: Any = None, overwrite: bool = Fa
     return ensure_benchmark(get_plugin(key).definition, actor=actor, overwrite=overwrite)
 
 
-def _assign_changes(instance: Benchmark | Metric, values: dict[str, Any]) -> list[str]:
+def _assign_changes(instance: Benchmark | Metric | Category, values: dict[str, Any]) -> list[str]:
     """Set the values that differ on ``instance``; return the names of the fields set."""
     changed = []
     for name, value in values.items():
@@ -373,6 +460,7 @@ def _sync_metrics(
             "task": definition.task,
             "direction": definition.direction,
             "is_judge_metric": definition.is_judge_metric,
+            "is_rating": definition.is_rating,
             "position": position,
         }
         presentation = {

@@ -100,6 +100,24 @@ class InvalidOption(DomainError):
         super().__init__(message)
 
 
+class InvalidRatings(DomainError):
+    """Ratings a category cannot take (issue 15, `submissions.ratings.store_ratings`): an
+    unknown or non-rating category, an entry of another benchmark, a rating or interval that
+    is not a finite number in order, a negative battle count. The message names the entry and
+    the field."""
+
+
+class InvalidFact(DomainError):
+    """A model fact a submission gives that the benchmark does not ask for, or a value it does
+    not take (`benchmark.facts`); `field` is the first fact at fault and `problems` maps every
+    refused fact to its message."""
+
+    def __init__(self, message: str, *, field: str = "", problems: dict[str, str] | None = None):
+        self.field = field
+        self.problems = dict(problems or {})
+        super().__init__(message)
+
+
 class InvalidEndpoint(DomainError):
     """A model endpoint Podium cannot call for a hosted evaluation: a base URL that is not an
     http(s) URL, one with a user name, password or query (a key goes in the key field), an

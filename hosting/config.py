@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 
-from benchmark.plugins import Rerun, plugin_for
+from benchmark.plugins import Rerun
 from inference.settings import KindSettings
 
 HOSTED = KindSettings("PODIUM_HOSTED")
@@ -58,16 +58,14 @@ class HostedRules:
 
 
 def hosted_rules(benchmark: Any) -> HostedRules:
-    """The benchmark's rules. Its row holds them once `ensure_benchmark` stores the
-    definition's hosted settings there (issue 15's board categories); until then they are its
-    plugin's definition's (`benchmark.definitions`: hosted_evaluation, hosted_max_tokens,
-    hosted_requests_per_minute). Both come from the same definition."""
-    definition = plugin_for(benchmark).definition
-    names = ("hosted_evaluation", "hosted_max_tokens", "hosted_requests_per_minute")
-    enabled, max_tokens, per_minute = (
-        getattr(benchmark, name, getattr(definition, name)) for name in names
+    """The benchmark's rules, as `ensure_benchmark` stored them from its definition
+    (`benchmark.definitions`: hosted_evaluation, hosted_max_tokens,
+    hosted_requests_per_minute)."""
+    return HostedRules(
+        bool(benchmark.hosted_evaluation),
+        int(benchmark.hosted_max_tokens),
+        int(benchmark.hosted_requests_per_minute),
     )
-    return HostedRules(bool(enabled), int(max_tokens), int(per_minute))
 
 
 def media_root(benchmark: Any, rerun: Rerun) -> Path:

@@ -15,7 +15,6 @@ is not submitted again.
 
 from __future__ import annotations
 
-from dataclasses import fields
 from typing import Any
 
 from django.contrib.auth import get_user_model
@@ -36,19 +35,15 @@ DEMO_CONTACT = "demo@example.org"
 
 
 def _details(entry: Any) -> SubmissionDetails:
-    values: dict[str, Any] = {
-        "model_name": entry.model_name,
-        "institution": entry.institution,
-        "contact_email": DEMO_CONTACT,
-        "team_name": entry.team_name,
-        "publish": entry.publish,
-        "options": dict(entry.options),
-    }
-    # The model facts, where both sides have them (issue 15's model facts add the fields).
-    facts = getattr(entry, "facts", None)
-    if facts and "model_facts" in {field.name for field in fields(SubmissionDetails)}:
-        values["model_facts"] = dict(facts)
-    return SubmissionDetails(**values)
+    return SubmissionDetails(
+        model_name=entry.model_name,
+        institution=entry.institution,
+        contact_email=DEMO_CONTACT,
+        team_name=entry.team_name,
+        publish=entry.publish,
+        options=dict(entry.options),
+        model_facts=dict(entry.facts),
+    )
 
 
 def _already_there(benchmark: Any, owner: Any, model_name: str) -> bool:

@@ -71,30 +71,6 @@ class HostedRequestForm(SubmissionForm):
         super().__init__(*args, **kwargs)
         del self.fields["predictions"]
 
-    # The fields the page lays out itself; any other (the model facts a benchmark asks for,
-    # which the upload form adds where it has them) is shown in the "Entry" part.
-    LAID_OUT = (
-        "model_name",
-        "institution",
-        "contact_email",
-        "model_url",
-        "paper_url",
-        "code_url",
-        "is_challenge_entry",
-        "team_name",
-        "authors",
-        "evaluate_only",
-        *ENDPOINT_FIELDS,
-    )
-
-    @property
-    def other_fields(self) -> list[forms.BoundField]:
-        return [
-            self[name]
-            for name in self.fields
-            if name not in self.LAID_OUT and name not in self.option_keys
-        ]
-
     def clean_base_url(self) -> str:
         url = self.cleaned_data["base_url"].strip()
         problem = endpoint_address_problem(url)

@@ -13,7 +13,7 @@ shown again; the audit row says only whether one was entered.
 from __future__ import annotations
 
 import logging
-from dataclasses import fields, replace
+from dataclasses import replace
 from decimal import Decimal
 from typing import Any
 
@@ -35,9 +35,13 @@ from core.exceptions import (
 )
 from core.text import confusable_key
 from inference import keys, lifecycle
-from submissions import services as submission_services
 from submissions.names import clean_names, refuse_published_lookalike
-from submissions.services import SubmissionDetails, check_options, evaluations_left_today
+from submissions.services import (
+    SubmissionDetails,
+    check_facts,
+    check_options,
+    evaluations_left_today,
+)
 
 from . import config
 from .enums import ACTIVE_REQUEST_STATES, Failure, ItemState, RequestStatus
@@ -68,28 +72,25 @@ TOO_MANY_RUNS = (
 
 
 def request_details(request: HostedRequest) -> SubmissionDetails:
-    """What the upload form would have said, for `create_submission`. The model facts go in
-    where `SubmissionDetails` has a field for them (issue 15's model facts add it)."""
-    values: dict[str, Any] = {
-        "model_name": request.model_name,
-        "institution": request.institution,
-        "contact_email": request.contact_email,
-        "model_url": request.model_url,
-        "paper_url": request.paper_url,
-        "code_url": request.code_url,
-        "is_challenge_entry": request.is_challenge_entry,
-        "team_name": request.team_name,
-        "authors": request.authors,
-        "publish": request.publish,
-        "options": dict(request.options or {}),
-    }
-    if "model_facts" in {field.name for field in fields(SubmissionDetails)}:
-        values["model_facts"] = dict(request.model_facts or {})
-    return SubmissionDetails(**values)
+    """What the upload form would have said, for `create_submission`."""
+    return SubmissionDetails(
+        model_name=request.model_name,
+        institution=request.institution,
+        contact_email=request.contact_email,
+        model_url=request.model_url,
+        paper_url=request.paper_url,
+        code_url=request.code_url,
+        is_challenge_entry=request.is_challenge_entry,
+        team_name=request.team_name,
+        authors=request.authors,
+        publish=request.publish,
+        options=dict(request.options or {}),
+        model_facts=dict(request.model_facts or {}),
+    )
 
 
 def _details_values(details: SubmissionDetails) -> dict[str, Any]:
-    """`details` as the request's columns (its model facts where it has them)."""
+    """`details` as the request's columns."""
     values = {
         name: getattr(details, name)
         for name in (
@@ -104,9 +105,9 @@ def _details_values(details: SubmissionDetails) -> dict[str, Any]:
             "authors",
             "publish",
             "options",
+            "model_facts",
         )
     }
-    values["model_facts"] = dict(getattr(details, "model_facts", {}) or {})
     return values
 
 
@@ -131,15 +132,6 @@ def question_categories(benchmark: Benchmark, test_set: Any) -> list[str]:
 
 
 # --- submitting ---------------------------------------------------------------------------------
-
-
-def _check_facts(benchmark: Benchmark, facts: dict[str, Any]) -> dict[str, Any]:
-    """The model facts as the upload's writer checks them (`submissions.services.check_facts`,
-    which issue 15's model facts add; until then there are none to check)."""
-    check = getattr(submission_services, "check_facts", None)
-    if check is None:
-        return dict(facts)
-    return check(benchmark, facts)
 
 
 def _refuse_active_lookalike(benchmark: Benchmark, model_name: str) -> None:
@@ -197,8 +189,8 @@ def submit_request(
     demo, a command: it does not).
 
     Refused before anything is stored: `DomainError` when the benchmark takes no model
-    endpoints or has no test set; `InvalidName`, `InvalidOption` (and the model facts'
-    refusal) as an upload's; `InvalidEndpoint` for an endpoint Podium cannot call;
+    endpoints or has no test set; `InvalidName`, `InvalidOption`, `InvalidFact` as an
+    upload's; `InvalidEndpoint` for an endpoint Podium cannot call;
     `QuotaExceeded`; `PermissionDenied` for an actor who is not the owner. Writes an audit row
     (the key only as "entered" or "none") and queues the request on commit. Returns it."""
     if actor is not None and (not can_submit_request(actor) or actor.pk != owner.pk):
@@ -214,9 +206,7 @@ def submit_request(
         raise DomainError(f"{benchmark.name}'s plugin cannot ask a model its questions.")
     details = replace(details, **clean_names(vars(details)))
     details = replace(details, options=check_options(benchmark, details.options))
-    if "model_facts" in {field.name for field in fields(SubmissionDetails)}:
-        facts = _check_facts(benchmark, getattr(details, "model_facts", {}))
-        details = replace(details, model_facts=facts)
+    details = replace(details, model_facts=check_facts(benchmark, details.model_facts))
     test_set = active_testset(benchmark)
     if test_set is None:
         raise DomainError(f"{benchmark.name} has no active test set yet; submissions are closed.")

@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
+from dataclasses import replace
 from datetime import datetime
 from functools import partial
 
@@ -11,12 +13,12 @@ from django.db import transaction
 from django.utils import timezone
 
 from benchmark.enums import RankingScope
-from benchmark.models import Benchmark
+from benchmark.models import Benchmark, Category, Metric
 from benchmark.scoring.ranking import Entry, MetricSpec, RankedEntry, RankingPolicy, rank_entries
 
 from .enums import STATES_JUDGE_PENDING, BoardKind
 from .intervals import enqueue_rank_intervals
-from .models import BoardEntry, Evaluation, RunReplicates
+from .models import BoardEntry, CategoryRating, Evaluation, RunReplicates
 from .selectors import (
     board_candidates,
     metric_specs,
@@ -26,6 +28,17 @@ from .selectors import (
 )
 
 logger = logging.getLogger(__name__)
+
+_board_listeners: list[Callable[[int], None]] = []
+
+
+def add_board_listener(listener: Callable[[int], None]) -> None:
+    """Call `listener(benchmark_id)` after every commit that rewrote a benchmark's board: how
+    an app above this one hears that entries joined or left the boards (`arena` re-rates its
+    categories then). A listener must be cheap when nothing it cares about moved, and may
+    refresh the board itself (the board it then writes calls it again)."""
+    if listener not in _board_listeners:
+        _board_listeners.append(listener)
 
 
 def recompute_board(benchmark: Benchmark) -> list[BoardEntry]:
@@ -38,15 +51,24 @@ def recompute_board(benchmark: Benchmark) -> list[BoardEntry]:
     on its own rows), marks the best and second-best value of every column within each board,
     and replaces all of the benchmark's rows. Verified entries form the Official board, the
     others the Community board. A pending judge metric is missing to the ranking, so it ranks
-    last until the judge has run (docs/boards.md). Idempotent. Returns the new rows.
+    last until the judge has run (docs/boards.md). Issue 15: a rating metric's value and
+    interval come from the entry's `CategoryRating` (missing, so last, until its battles are
+    run), and each row stores its rank in every category (`category_ranking`, under the same
+    scope) and its model facts. Idempotent. Returns the new rows.
     """
     with transaction.atomic():
         benchmark = Benchmark.objects.select_for_update().get(pk=benchmark.pk)
         metrics = list(benchmark.metrics.all())
+        categories = list(benchmark.categories.all())
         runs = board_candidates(benchmark) if metrics else []
+        ratings = _category_ratings(benchmark, metrics, categories) if runs else {}
+        shown = {
+            run.submission_id: _overlaid(run, ratings.get(run.submission_id, {}), metrics)
+            for run in runs
+        }
         entries = {
             run.submission_id: ranking_entry(
-                run.submission_id, run.submission.model_name, run.metrics, metrics
+                run.submission_id, run.submission.model_name, shown[run.submission_id], metrics
             )
             for run in runs
         }
@@ -56,9 +78,17 @@ def recompute_board(benchmark: Benchmark) -> list[BoardEntry]:
             groups = list(boards.values())
         specs, policy = metric_specs(metrics), ranking_policy(benchmark)
         ranked: dict[int, RankedEntry] = {}
+        category_ranks: dict[int, dict[str, int]] = {run.submission_id: {} for run in runs}
         for group in filter(None, groups):  # the ranking refuses nothing to rank on
-            for row in rank_entries([entries[run.submission_id] for run in group], specs, policy):
+            group_entries = [entries[run.submission_id] for run in group]
+            for row in rank_entries(group_entries, specs, policy):
                 ranked[row.key] = row
+            for category in categories:
+                category_specs, category_policy = category_ranking(category, metrics, policy)
+                if not category_specs:
+                    continue  # none of its metrics exists (a definition still being set up)
+                for row in rank_entries(group_entries, category_specs, category_policy):
+                    category_ranks[row.key][category.key] = row.rank
         highlights: dict[int, dict[str, str]] = {}
         for group in boards.values():
             highlights.update(
@@ -85,6 +115,9 @@ def recompute_board(benchmark: Benchmark) -> list[BoardEntry]:
                     intervals.get(run.pk) or {},
                     computed_at=now,
                     judge_metrics=judge_metrics,
+                    shown=shown[run.submission_id],
+                    ratings=ratings.get(run.submission_id, {}),
+                    category_ranks=category_ranks[run.submission_id],
                 )
                 for run in runs
             ]
@@ -93,8 +126,73 @@ def recompute_board(benchmark: Benchmark) -> list[BoardEntry]:
         # follow in the background (docs/statistics.md).
         if rows:
             transaction.on_commit(partial(enqueue_rank_intervals, benchmark.pk))
+        for listener in _board_listeners:
+            transaction.on_commit(partial(listener, benchmark.pk))
     rows.sort(key=lambda row: (row.board, row.rank))
     return rows
+
+
+def _category_ratings(
+    benchmark: Benchmark, metrics: list[Metric], categories: list[Category]
+) -> dict[int, dict[str, CategoryRating]]:
+    """Each entry's stored ratings by the rating metric they fill (issue 15): submission id ->
+    {metric key: its `CategoryRating`}, in one query (none without a rating category)."""
+    rating_keys = {metric.key for metric in metrics if metric.is_rating}
+    metric_of = {
+        category.key: next(key for key in category.metric_keys if key in rating_keys)
+        for category in categories
+        if category.ranks_by_rating and rating_keys.intersection(category.metric_keys)
+    }
+    found: dict[int, dict[str, CategoryRating]] = {}
+    if not metric_of:
+        return found
+    for rating in CategoryRating.objects.filter(benchmark=benchmark, category__in=list(metric_of)):
+        found.setdefault(rating.submission_id, {})[metric_of[rating.category]] = rating
+    return found
+
+
+def _overlaid(
+    run: Evaluation, ratings: dict[str, CategoryRating], metrics: list[Metric]
+) -> dict[str, float | None]:
+    """The values a row shows: the run's, cleaned as every reader cleans them (a number or
+    None, so the board can sort on them in the database: `selectors.board_page`), with each
+    rating metric taken from the entry's rating (None, pending, until its battles are run)
+    rather than from the run: a rating is the platform's, never the scorer's."""
+    values = {key: metric_value(value) for key, value in run.metrics.items()}
+    for metric in metrics:
+        if metric.is_rating:
+            rating = ratings.get(metric.key)
+            values[metric.key] = metric_value(rating.rating) if rating is not None else None
+    return values
+
+
+def category_ranking(
+    category: Category, metrics: list[Metric], policy: RankingPolicy
+) -> tuple[list[MetricSpec], RankingPolicy]:
+    """What ranks a category's tab (docs/boards.md, "Categories"): a rating category by its
+    rating, highest first (a pending rating last, ties by model name); a metrics category by
+    its metrics under the benchmark's policy, a lexicographic order keeping the keys that are
+    the category's (mean rank over them when none is). No specs when it has nothing to rank
+    on."""
+    by_key = {metric.key: metric for metric in metrics}
+    keys = [key for key in category.metric_keys if key in by_key]
+    if category.ranks_by_rating:
+        rating = next((key for key in keys if by_key[key].is_rating), None)
+        if rating is None:
+            return [], policy
+        return [MetricSpec(rating, higher_is_better=True)], RankingPolicy(
+            tie_method=policy.tie_method,
+            decimals=policy.decimals,
+            method="lexicographic",
+            order=(rating,),
+        )
+    specs = metric_specs([by_key[key] for key in keys])
+    if policy.method != "lexicographic":
+        return specs, policy
+    order = tuple(key for key in policy.order if key in keys)
+    if not order:
+        return specs, replace(policy, method="mean_rank", order=())
+    return specs, replace(policy, order=order)
 
 
 def _judged_over(run: Evaluation, judge_metrics: list[str]) -> dict[str, dict[str, int]]:
@@ -119,8 +217,20 @@ def _board_entry(
     *,
     computed_at: datetime,
     judge_metrics: list[str],
+    shown: dict[str, float | None],
+    ratings: dict[str, CategoryRating],
+    category_ranks: dict[str, int],
 ) -> BoardEntry:
     submission = run.submission
+    # A rating's 95% interval is the row's interval for its metric, in the bootstrap's shape
+    # ([low, high] or None), so every reader of intervals shows it as it shows the others.
+    intervals = {
+        **intervals,
+        **{
+            key: None if rating.ci_low is None else [rating.ci_low, rating.ci_high]
+            for key, rating in ratings.items()
+        },
+    }
     return BoardEntry(
         benchmark=benchmark,
         submission=submission,
@@ -129,9 +239,7 @@ def _board_entry(
         rank=ranked.rank,
         mean_rank=ranked.mean_rank,
         wins=ranked.wins,
-        # Cleaned as every reader cleans them (a number or None), so the board can sort on them in
-        # the database (`selectors.board_page`).
-        values={key: metric_value(value) for key, value in run.metrics.items()},
+        values=shown,
         highlights=highlights.get(submission.pk, {}),
         judge_pending=run.state in STATES_JUDGE_PENDING,
         judged_over=_judged_over(run, judge_metrics),
@@ -143,6 +251,9 @@ def _board_entry(
         computed_at=computed_at,
         model_key=submission.model_name.casefold(),
         team_key=(submission.team_name or submission.institution).casefold(),
+        category_ranks=category_ranks,
+        rating_battles={key: rating.battles for key, rating in ratings.items()},
+        model_facts=dict(submission.model_facts or {}),
     )
 
 

@@ -184,6 +184,7 @@ def load_plugin_demo(
                 team_name=entry.team_name,
                 publish=entry.publish,
                 options=dict(entry.options),
+                model_facts=dict(entry.facts),
             ),
             predictions=entry.predictions.read_bytes(),
         )

@@ -9,6 +9,7 @@ from typing import Any
 from django import forms
 from django.core.files.uploadedfile import UploadedFile
 
+from benchmark.facts import FACTS, MAX_LICENCE_CHARS, FactDefinition, FactError, clean_fact
 from benchmark.models import Benchmark
 from benchmark.plugins import SubmissionOption, plugin_for
 from benchmark.selectors import active_testset, load_scoring_testset
@@ -76,6 +77,46 @@ def option_field(option: SubmissionOption) -> forms.Field:
         choices=[("", "Choose…"), *option.choices],
         required=option.required,
     )
+
+
+class FactField(forms.Field):
+    """A model fact (issue 15, `benchmark.facts`): a select for a choice, a number box for the
+    parameters, a text box for the licence; cleaned and refused by `clean_fact`, so the form,
+    the API and the writer name the fact and what it takes in the same words (a missing
+    required fact too: Django's own "This field is required." would not say what it takes)."""
+
+    def __init__(self, definition: FactDefinition, **kwargs: Any) -> None:
+        self.definition = definition
+        if definition.kind == "choice":
+            widget: forms.Widget = forms.Select(choices=[("", "Choose…"), *definition.choices])
+        elif definition.kind == "number":
+            widget = forms.NumberInput(attrs={"step": "any", "min": "0", "inputmode": "decimal"})
+        else:
+            widget = forms.TextInput(attrs={"maxlength": str(MAX_LICENCE_CHARS)})
+        label = definition.label
+        if definition.kind == "number":
+            label = f"{label} (billions)"
+        if not definition.required:
+            label = f"{label}, optional"
+        super().__init__(
+            label=label, help_text=definition.help_text, required=False, widget=widget, **kwargs
+        )
+
+    def to_python(self, value: Any) -> Any:
+        try:
+            return clean_fact(self.definition.key, value)
+        except FactError as error:
+            raise forms.ValidationError(str(error), code="invalid_fact") from None
+
+
+def fact_fields(benchmark: Benchmark) -> dict[str, FactField]:
+    """The form fields of the model facts `benchmark` asks for, in the vocabulary's order."""
+    return {key: FactField(FACTS[key]) for key in benchmark.fact_keys}
+
+
+def chosen_facts(cleaned_data: dict[str, Any], keys: list[str]) -> dict[str, Any]:
+    """The facts given, as the writers take them (an empty optional one left out)."""
+    return {key: cleaned_data[key] for key in keys if cleaned_data.get(key) is not None}
 
 
 class NameField(forms.CharField):
@@ -147,6 +188,11 @@ class SubmissionForm(forms.Form):
         if fields:
             ordered = {name: field for name, field in self.fields.items() if name != "predictions"}
             self.fields = {**ordered, **fields, "predictions": self.fields["predictions"]}
+        # The model facts the benchmark asks for (issue 15), after the model's details.
+        facts = fact_fields(benchmark)
+        self.fact_keys = list(facts)
+        if facts:
+            self.fields = {**self.fields, **facts}
         item, row = benchmark.wording.item, row_fields(benchmark)
         shape = f"{{{', '.join(row)}}} object" if row else "object"
         self.fields[
@@ -163,6 +209,11 @@ class SubmissionForm(forms.Form):
             option.key: option.kind for option in plugin_for(self.benchmark).submission_options
         }
         return [self[key] for key in self.option_keys if kinds[key] == kind]
+
+    @property
+    def fact_bound_fields(self) -> list[forms.BoundField]:
+        """The bound fields of the model facts, in the vocabulary's order."""
+        return [self[key] for key in self.fact_keys]
 
     @property
     def choice_options(self) -> list[forms.BoundField]:
@@ -235,6 +286,7 @@ class SubmissionForm(forms.Form):
         data = self.cleaned_data
         return SubmissionDetails(
             options=self._options(),
+            model_facts=chosen_facts(data, self.fact_keys),
             model_name=data["model_name"],
             institution=data["institution"],
             contact_email=data["contact_email"],

@@ -281,6 +281,9 @@ def compute_rank_intervals(benchmark: Benchmark, *, force: bool = False) -> int:
         return 0
     metrics = list(benchmark.metrics.all())
     keys = [metric.key for metric in metrics]
+    # Issue 15: a rating comes from battles, not from the test set's items, so a resample of
+    # the items leaves it where it is (its own interval is the battles' bootstrap).
+    ratings = {metric.key for metric in metrics if metric.is_rating}
     stored = {
         row.evaluation_id: row
         for row in RunReplicates.objects.filter(
@@ -301,8 +304,12 @@ def compute_rank_intervals(benchmark: Benchmark, *, force: bool = False) -> int:
             matrices[record.pk] = None
             continue
         values = replicate_values(row)
+        point = entries[record.pk].values
         matrices[record.pk] = np.stack(
-            [values.get(key, np.full(row.replicates, np.nan)) for key in keys]
+            [
+                values.get(key, np.full(row.replicates, _held(point.get(key), key, ratings)))
+                for key in keys
+            ]
         )
     groups = [records]
     if benchmark.ranking_scope == RankingScope.PER_BOARD:
@@ -351,6 +358,12 @@ def compute_rank_intervals(benchmark: Benchmark, *, force: bool = False) -> int:
         ]
         _write_rank_intervals(rows)
     return len(rows)
+
+
+def _held(value: float | None, key: str, ratings: set[str]) -> float:
+    """What a metric the run's replicates lack is on every replicate: a rating its value on
+    the board (NaN while pending), anything else missing (NaN)."""
+    return value if key in ratings and value is not None else np.nan
 
 
 _RANK_FIELDS = ("rank_best", "rank_worst", "tier", "computed_at")

@@ -19,7 +19,7 @@ from .enums import EvaluationStatus
 from .models import Evaluation, Submission
 from .names import clean_names
 from .selectors import latest_evaluation
-from .services import schedule_board_refresh, start_evaluation
+from .services import check_facts, schedule_board_refresh, start_evaluation
 
 # The details a maintainer may correct: how the entry is presented, never what was scored
 # (the predictions file, its checksum, the owner, the benchmark, the model's name) nor where
@@ -74,22 +74,25 @@ def rerun_scoring(submission: Submission, *, actor: Any, note: str = "") -> Eval
     return evaluation
 
 
-def update_entry_details(submission: Submission, *, actor: Any, **changes: str) -> Submission:
-    """Correct an entry's presentation details (`PRESENTATION_FIELDS`).
+def update_entry_details(submission: Submission, *, actor: Any, **changes: Any) -> Submission:
+    """Correct an entry's presentation details (`PRESENTATION_FIELDS`) and its model facts
+    (`model_facts`: the whole set, checked as an upload's by `services.check_facts`, issue 15).
 
     Any other field is a programming error (`ValueError`); the names (institution, team,
     authors) are normalised and checked as an upload's (`InvalidName`, `submissions.names`),
-    the rest as the model's fields check them (`ValidationError`). Saves only the fields whose
-    value changes, writes one `submissions.submission.edited` audit row {changes: {field:
-    {from, to}}} and, for a published entry, rebuilds the board on commit (it shows these
-    details). Nothing changes, nothing is written. Returns the submission as saved. The model
-    name is not a presentation field: it and its look-alike key are set once, by the writers
-    that create an entry.
+    a refused fact raises `InvalidFact`, the rest is checked as the model's fields check it
+    (`ValidationError`). Saves only the fields whose value changes, writes one
+    `submissions.submission.edited` audit row {changes: {field: {from, to}}} and, for a
+    published entry, rebuilds the board on commit (it shows these details). Nothing changes,
+    nothing is written. Returns the submission as saved. The model name is not a presentation
+    field: it and its look-alike key are set once, by the writers that create an entry.
     """
-    unknown = sorted(set(changes) - set(PRESENTATION_FIELDS))
+    unknown = sorted(set(changes) - {*PRESENTATION_FIELDS, "model_facts"})
     if unknown:
         raise ValueError(f"not a presentation field of a submission: {', '.join(unknown)}")
     changes = {**changes, **clean_names(changes)}
+    if "model_facts" in changes:
+        changes["model_facts"] = check_facts(submission.benchmark, changes["model_facts"] or {})
     with transaction.atomic():
         submission = Submission.objects.select_for_update().get(pk=submission.pk)
         changed = {

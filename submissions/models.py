@@ -63,6 +63,10 @@ class Submission(models.Model):
     # The choices the benchmark's plugin asks for beside the file (MedSG-Bench's box_format),
     # checked against its `submission_options` when the submission is created.
     options = models.JSONField(default=dict, blank=True)
+    # What the submitter says about the model where the benchmark asks (issue 15:
+    # `Benchmark.model_facts`, checked by `benchmark.facts.check_model_facts`): fact key ->
+    # value. Set by `services.create_submission`, edited through `update_entry_details`.
+    model_facts = models.JSONField(default=dict, blank=True)
     publish = models.BooleanField(
         default=True, help_text="Off: evaluate only, never shown on a board."
     )
@@ -267,6 +271,14 @@ class BoardEntry(models.Model):
     # and in code-point order (`selectors.board_page`), as `sort_board_rows` orders them.
     model_key = models.CharField(max_length=400, blank=True, default="")
     team_key = models.CharField(max_length=800, blank=True, default="")
+    # Issue 15 (docs/boards.md, "Categories"). The rank within each category's tab, ranked as
+    # `rank` is (the benchmark's scope; unique positions): category key -> rank.
+    category_ranks = models.JSONField(default=dict, blank=True)
+    # Rating metrics taken from `CategoryRating`: metric key -> battles behind the rating
+    # (its value is in `values`, its 95% interval in `intervals`); absent while pending.
+    rating_battles = models.JSONField(default=dict, blank=True)
+    # The submission's model facts, copied so the board filters them in its own query.
+    model_facts = models.JSONField(default=dict, blank=True)
 
     class Meta:
         ordering = ["benchmark", "board", "rank"]
@@ -317,6 +329,52 @@ class RunReplicates(models.Model):
 
     def __str__(self) -> str:
         return f"Replicates of evaluation {self.evaluation_id} (B={self.replicates})"
+
+
+class CategoryRating(models.Model):
+    """An entry's pairwise rating in one rating category (issue 15): a Bradley-Terry rating on
+    the Elo scale, its 95% bootstrap interval (None when not computed) and the battles behind
+    it. The board shows it as the category's rating metric (`recompute_board` overlays it).
+
+    Written only by `submissions.ratings.store_ratings`, which replaces a category's rows
+    together: every rating of a category comes from one fit over the same battles.
+    `category` is the category's key (not a foreign key: a rating outlives an edit of the
+    definition's tabs, and the key is what the battles name).
+    """
+
+    benchmark = models.ForeignKey(
+        Benchmark, on_delete=models.CASCADE, related_name="category_ratings"
+    )
+    category = models.CharField(max_length=50)
+    submission = models.ForeignKey(
+        Submission, on_delete=models.CASCADE, related_name="category_ratings"
+    )
+    rating = models.FloatField()
+    ci_low = models.FloatField(null=True, blank=True)
+    ci_high = models.FloatField(null=True, blank=True)
+    battles = models.PositiveIntegerField()
+    computed_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["benchmark", "category", "-rating"]
+        indexes = [models.Index(fields=["benchmark", "category"])]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["submission", "category"], name="categoryrating_one_per_category"
+            ),
+            models.CheckConstraint(
+                condition=(models.Q(ci_low__isnull=True) & models.Q(ci_high__isnull=True))
+                | (
+                    models.Q(ci_low__isnull=False)
+                    & models.Q(ci_high__isnull=False)
+                    & models.Q(ci_low__lte=models.F("ci_high"))
+                ),
+                name="categoryrating_interval_ordered",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.category} rating {self.rating:.0f} of {self.submission_id}"
 
 
 # Here rather than in enums.py only because this change was limited to appending to models.py.

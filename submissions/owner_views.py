@@ -9,7 +9,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from core.exceptions import DomainError, InvalidName
+from core.exceptions import DomainError, InvalidFact, InvalidName
 
 from . import owner_actions, selectors
 from .models import Submission
@@ -48,7 +48,8 @@ def publication(request: HttpRequest, pk: int) -> HttpResponse:
 
 @login_required
 def edit_details(request: HttpRequest, pk: int) -> HttpResponse:
-    """The form for the entry's links, team, authors and institution."""
+    """The form for the entry's links, team, authors and institution, and its model facts
+    where the benchmark asks for them."""
     submission = _own_entry(request, pk)
     form = EntryDetailsForm(request.POST or None, instance=submission)
     if request.method == "POST" and form.is_valid():
@@ -56,6 +57,9 @@ def edit_details(request: HttpRequest, pk: int) -> HttpResponse:
             owner_actions.edit_own_entry(submission, actor=request.user, **form.changes())
         except InvalidName as error:
             form.add_error(error.field or None, str(error))
+        except InvalidFact as error:
+            for key, message in error.problems.items():
+                form.add_error(key if key in form.fields else None, message)
         except DomainError as error:
             form.add_error(None, str(error))
         else:

@@ -23,6 +23,7 @@ from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from benchmark.facts import FactsError, check_model_facts
 from benchmark.models import Benchmark
 from benchmark.plugins import plugin_for
 from benchmark.scoring.errors import PredictionsError
@@ -31,6 +32,7 @@ from core import audit
 from core.exceptions import (
     DomainError,
     DuplicatePredictions,
+    InvalidFact,
     InvalidName,
     InvalidOption,
     InvalidPredictions,
@@ -82,6 +84,7 @@ __all__ = [
     "SubmissionDetails",
     "add_quota_use",
     "add_verification_listener",
+    "check_facts",
     "create_submission",
     "enqueue_board_recompute",
     "enqueue_scoring",
@@ -117,6 +120,8 @@ class SubmissionDetails:
     publish: bool = True
     # The benchmark plugin's options (benchmark/plugins.py: SubmissionOption): key -> value.
     options: dict[str, str] = field(default_factory=dict)
+    # The model facts the benchmark asks for (issue 15, benchmark/facts.py): key -> value.
+    model_facts: dict[str, Any] = field(default_factory=dict)
 
 
 # --- quota ------------------------------------------------------------------------------------
@@ -217,6 +222,20 @@ def check_options(benchmark: Benchmark, options: Mapping[str, str]) -> dict[str,
     return chosen
 
 
+def check_facts(
+    benchmark: Benchmark, given: Mapping[str, Any], *, partial: bool = False
+) -> dict[str, Any]:
+    """The model facts as `benchmark` stores them (`benchmark.facts.check_model_facts` over
+    the facts it asks for: each required one present, each value one it takes, nothing it does
+    not ask for; with `partial`, missing ones are left out). Raises `InvalidFact` naming the
+    first fact at fault, with every refused fact in `problems`."""
+    try:
+        return check_model_facts(benchmark.fact_keys, given, partial=partial)
+    except FactsError as error:
+        first = next(iter(error.problems))
+        raise InvalidFact(str(error), field=first, problems=error.problems) from None
+
+
 def validate_predictions(
     benchmark: Benchmark, raw: bytes, options: Mapping[str, str] | None = None
 ) -> Any:
@@ -264,9 +283,10 @@ def create_submission(
 ) -> Submission:
     """Validate, store and queue a new submission with its first evaluation run.
 
-    Synchronous checks first (the names, normalised and checked by `submissions.names`; size,
-    JSON, every row against the test set; a published model name that neither is nor looks
-    like another published entry's on this benchmark); any failure raises (`InvalidName`,
+    Synchronous checks first (the names, normalised and checked by `submissions.names`; the
+    plugin's options; the model facts the benchmark asks for, `check_facts`; size, JSON, every
+    row against the test set; a published model name that neither is nor looks like another
+    published entry's on this benchmark); any failure raises (`InvalidName`, `InvalidFact`,
     `InvalidPredictions`, ...) and stores nothing. The daily quota is checked under a lock on
     the owner's row, so parallel uploads cannot exceed it; the unique index of published
     names' skeletons settles two look-alikes racing. On commit the scoring task is queued.
@@ -277,6 +297,7 @@ def create_submission(
     """
     details = replace(details, **clean_names(vars(details)))
     details = replace(details, options=check_options(benchmark, details.options))
+    details = replace(details, model_facts=check_facts(benchmark, details.model_facts))
     validate_predictions(benchmark, predictions, details.options)
     checksum = hashlib.sha256(predictions).hexdigest()
     refuse_published_copy(benchmark, owner, checksum)
@@ -375,6 +396,7 @@ def import_published_result(
     institution: str = "",
     model_url: str = "",
     note: str = "",
+    model_facts: Mapping[str, Any] | None = None,
 ) -> Submission:
     """Put a result published elsewhere (e.g. the official board, spec 7) on the Official board.
 
@@ -385,8 +407,10 @@ def import_published_result(
     board's date column, kept when the row is later withdrawn and verified again). Metric keys the benchmark does not
     have are refused (`DomainError`); the names are normalised and checked as an upload's
     (`InvalidName`), and a model name that is or looks like a published entry's is refused;
-    metrics not given are missing. The run requests nothing on anyone's quota. The board is
-    recomputed on commit. Returns the submission.
+    metrics not given are missing. The model facts given are checked as an upload's
+    (`check_facts`), but the maintainers may not know them all: missing ones stay missing. The
+    run requests nothing on anyone's quota. The board is recomputed on commit. Returns the
+    submission.
     """
     known = set(benchmark.metrics.values_list("key", flat=True))
     unknown = sorted(set(values) - known)
@@ -394,6 +418,7 @@ def import_published_result(
         raise DomainError(f"{benchmark.name} has no metric {', '.join(unknown)}.")
     names = clean_names({"model_name": model_name, "institution": institution})
     model_name = names["model_name"]
+    facts = check_facts(benchmark, model_facts or {}, partial=True)
     note = note or "imported published result"
     with transaction.atomic():
         refuse_published_lookalike(benchmark, model_name)
@@ -407,6 +432,7 @@ def import_published_result(
             is_baseline=is_baseline,
             publish=True,
             published_at=verified_at,
+            model_facts=facts,
         )
         audit.record("submissions.submission.imported", actor=actor, target=submission, note=note)
         evaluation = Evaluation.objects.create(

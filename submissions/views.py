@@ -4,6 +4,7 @@ calls one service or selector and renders."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import timedelta
 
 from django.conf import settings
@@ -19,10 +20,22 @@ from django.utils.http import quote_etag
 from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_POST, require_safe
 
-from benchmark.models import Benchmark, Metric
+from benchmark.facts import filterable_facts
+from benchmark.models import Benchmark, Category, Metric
 from benchmark.plugins import plugin_for
-from benchmark.selectors import active_testset, benchmark_by_slug, public_benchmarks
-from core.exceptions import DomainError, DuplicatePredictions, InvalidName, InvalidPredictions
+from benchmark.selectors import (
+    active_testset,
+    benchmark_by_slug,
+    benchmark_categories,
+    public_benchmarks,
+)
+from core.exceptions import (
+    DomainError,
+    DuplicatePredictions,
+    InvalidFact,
+    InvalidName,
+    InvalidPredictions,
+)
 
 from . import notifications, selectors, services, verification
 from .charts.rank_intervals import NARROW, rank_interval_chart
@@ -30,6 +43,7 @@ from .enums import BoardKind
 from .forms import CompareForm, SubmissionForm
 from .intervals import compare_runs
 from .models import Submission
+from .ratings import entry_battles, rating_tab
 from .selectors import file_format
 from .selectors.entry_page import entry_for_viewer, entry_page
 
@@ -48,16 +62,24 @@ def home(request: HttpRequest) -> HttpResponse:
 
 def board(request: HttpRequest, slug: str, board: str = BoardKind.OFFICIAL) -> HttpResponse:
     """One board table (Official or Community) a page at a time: searched by model or team
-    (`?q=`), narrowed to a tag (`?tag=`), sorted by `?sort=<column>&dir=asc|desc`
-    (`?page=`), with the chart of its rank intervals and the board's downloads."""
+    (`?q=`), narrowed to a tag (`?tag=`) and to model facts (`?type=`, `?precision=`,
+    `?domain_specific=`), sorted by `?sort=<column>&dir=asc|desc` (`?page=`), with the chart
+    of its rank intervals and the board's downloads. A benchmark with categories (issue 15)
+    has a tab per category beside the overview (`?category=<key>`: its columns and ranks; an
+    unknown one is 404)."""
     benchmark = _visible_benchmark(request, slug)
     kind = BoardKind(board)
     metrics = list(benchmark.metrics.all())
-    sort = selectors.parse_board_sort(request.GET.get("sort"), request.GET.get("dir"), metrics)
-    board_filter = selectors.parse_board_filter(request.GET.get("q"), request.GET.get("tag"))
+    categories = benchmark_categories(benchmark)
+    category = _category(benchmark, categories, request.GET.get("category"))
+    columns = selectors.category_metrics(category, metrics) if category else metrics
+    sort = selectors.parse_board_sort(request.GET.get("sort"), request.GET.get("dir"), columns)
+    board_filter = selectors.parse_board_filter(
+        request.GET.get("q"), request.GET.get("tag"), request.GET, asked=benchmark.fact_keys
+    )
     summary = selectors.board_summary(benchmark)
     table, chart = _board_parts(
-        benchmark, kind, sort, board_filter, request.GET.get("page"), metrics, summary
+        benchmark, kind, sort, board_filter, request.GET.get("page"), columns, summary, category
     )
     context = {
         "benchmark": benchmark,
@@ -68,12 +90,34 @@ def board(request: HttpRequest, slug: str, board: str = BoardKind.OFFICIAL) -> H
         "sort": sort,
         "filter": board_filter,
         "tags": selectors.BOARD_TAGS,
-        "download_query": selectors.board_download_query(kind, sort, board_filter),
+        "fact_filters": [
+            (fact, board_filter.fact(fact.key)) for fact in filterable_facts(benchmark.fact_keys)
+        ],
+        "has_ratings": any(metric.is_rating for metric in metrics),
+        "category": category,
+        # A rating tab's battles and ratings in words, from the battles app (a hook).
+        "rating_tab": rating_tab(benchmark, category),
+        "category_tabs": selectors.category_tabs(categories, category, board_filter.params),
+        "download_query": selectors.board_download_query(
+            kind, sort, board_filter, category.key if category else ""
+        ),
         "table": table,
         "chart": chart,
         **_official_how(benchmark),
     }
     return render(request, "submissions/board.html", context)
+
+
+def _category(benchmark: Benchmark, categories: list[Category], key: str | None) -> Category | None:
+    """The tab `?category=` asks for: None for the overview; 404 naming the benchmark's
+    categories for a key it does not have (a bookmark of a removed tab says so)."""
+    if not key:
+        return None
+    found = next((category for category in categories if category.key == key), None)
+    if found is None:
+        known = ", ".join(category.key for category in categories) or "none"
+        raise Http404(f"{benchmark.name} has no category {key!r} (its categories: {known}).")
+    return found
 
 
 def _board_parts(
@@ -84,6 +128,7 @@ def _board_parts(
     page: str | None,
     metrics: list[Metric],
     summary: selectors.BoardSummary,
+    category: Category | None = None,
 ) -> tuple[SafeString, SafeString]:
     """The table's (with its pagination) and the rank-interval chart's HTML, cached per board,
     sort, tag, page and recompute: the same for every viewer, and they only change when
@@ -103,10 +148,16 @@ def _board_parts(
             f"podium:board:v4:{benchmark.pk}:{board}:{stamp}:{sort.key}:{sort.direction}"
             f":{board_filter.tag}:{page_key}"
         )
+        if category is not None or board_filter.facts:
+            # Issue 15: the tab and the facts shape the table too (appended, so the keys of a
+            # board without them are as they were).
+            facts = ",".join(f"{name}={value}" for name, value in board_filter.facts)
+            key += f":{category.key if category else ''}:{facts}"
         cached = cache.get(key)
         if cached is not None:
             # our own rendered templates, escaped when rendered
             return mark_safe(cached[0]), mark_safe(cached[1])
+    facts = benchmark.fact_keys
     rows_page = selectors.board_page(
         benchmark,
         board=board,
@@ -115,8 +166,15 @@ def _board_parts(
         page=page,
         metrics=metrics,
         count=None if board_filter.active else summary.counts[board],
+        category=category,
+        facts=facts,
     )
     intervals = summary.intervals.get(board, selectors.NO_INTERVALS)
+    if category is not None:
+        # A category ranks without rank intervals or tiers (those are the overview's); its
+        # values keep their intervals.
+        intervals = replace(intervals, ready=False, computing=False, has_tiers=False)
+    keep = {**board_filter.params, **({"category": category.key} if category else {})}
     chart = narrow_chart = None
     if intervals.ready and rows_page.count:
         entries = selectors.board_chart_entries(
@@ -134,9 +192,13 @@ def _board_parts(
         "benchmark": benchmark,
         "page": rows_page,
         "rows": rows_page.rows,
-        "columns": selectors.board_columns(metrics, sort, board_filter.params),
+        "columns": selectors.board_columns(
+            metrics, sort, keep, facts=bool(facts), category=category
+        ),
         "board": board,
         "filter": board_filter,
+        "category": category,
+        "show_facts": bool(facts),
         "intervals": intervals,
         "chart": chart,
         "narrow_chart": narrow_chart,
@@ -239,6 +301,8 @@ def entry(request: HttpRequest, slug: str, pk: int) -> HttpResponse:
             "tab": page.board.value if submission.publish else "",
             "page": page,
             "breakdown_label": plugin_for(benchmark).breakdown_label,
+            # Its battles in the rating categories, from the battles app (a hook).
+            "battles": entry_battles(benchmark, submission),
         },
     )
 
@@ -271,6 +335,9 @@ def submit(request: HttpRequest, slug: str) -> HttpResponse:
             form.add_error("predictions", str(error))
         except InvalidName as error:  # a look-alike published meanwhile
             form.add_error(error.field or None, str(error))
+        except InvalidFact as error:  # the form checks them too; the writer has the last word
+            for key, message in error.problems.items():
+                form.add_error(key if key in form.fields else None, message)
         except DomainError as error:  # the quota, submissions closed
             form.add_error(None, str(error))
         else:

@@ -51,8 +51,8 @@ INSTALLED_APPS = [
     # Password-guessing lockouts for every sign-in path, the admin's included (docs/accounts.md).
     "axes",
     # Ours, lowest layer first; imports only point down (tests/test_layering.py):
-    # api -> verifying -> hosting -> judging -> submissions -> inference -> benchmark -> core
-    # (and accounts).
+    # api -> verifying -> hosting -> arena -> judging -> submissions -> inference -> benchmark
+    # -> core (and accounts).
     "core",
     "accounts",
     "benchmark",
@@ -61,6 +61,8 @@ INSTALLED_APPS = [
     "inference",
     "submissions",
     "judging",
+    # Pairwise-judged categories: battles and their ratings (docs/ratings.md).
+    "arena",
     # Hosted evaluation: Podium asks a submitted model endpoint every question, with a public
     # request queue (docs/hosted.md).
     "hosting",

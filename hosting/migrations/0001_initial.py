@@ -13,7 +13,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('benchmark', '0008_ranking_method'),
-        ('submissions', '0016_submission_source_hosted'),
+        ('submissions', '0017_submission_source_hosted'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

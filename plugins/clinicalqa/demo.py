@@ -147,7 +147,7 @@ MODELS = (
             "parameters": "70",
             "licence": "apache-2.0",
             "precision": "bfloat16",
-            "domain_specific": "false",
+            "domain_specific": "no",
         },
     ),
     DemoModel(
@@ -162,7 +162,7 @@ MODELS = (
             "parameters": "13",
             "licence": "mit",
             "precision": "float16",
-            "domain_specific": "true",
+            "domain_specific": "yes",
         },
     ),
     DemoModel(
@@ -177,7 +177,7 @@ MODELS = (
             "parameters": "7",
             "licence": "cc-by-nc-4.0",
             "precision": "bfloat16",
-            "domain_specific": "true",
+            "domain_specific": "yes",
         },
     ),
     DemoModel(
@@ -192,7 +192,7 @@ MODELS = (
             "parameters": "1.3",
             "licence": "apache-2.0",
             "precision": "float32",
-            "domain_specific": "false",
+            "domain_specific": "no",
         },
     ),
 )

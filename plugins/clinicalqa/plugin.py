@@ -6,7 +6,6 @@ Registered in pyproject.toml as the entry point `clinicalqa` of `podium.benchmar
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -111,12 +110,8 @@ class _Contributions:
 
 
 def demo_entry(model: demo.DemoModel, predictions: Path) -> DemoEntry:
-    """The demo entry of `model`, with its model facts where `DemoEntry` has a field for them
-    (issue 15 adds model facts; until `DemoEntry.facts` exists they stay in `demo.MODELS`)."""
-    extra: dict[str, Any] = {}
-    if "facts" in {field.name for field in dataclasses.fields(DemoEntry)}:
-        extra["facts"] = dict(model.facts)
-    return DemoEntry(model.name, demo.INSTITUTION, predictions, **extra)
+    """The demo entry of `model`, with its model facts."""
+    return DemoEntry(model.name, demo.INSTITUTION, predictions, facts=dict(model.facts))
 
 
 class ClinicalQAPlugin:

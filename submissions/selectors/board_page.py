@@ -10,7 +10,7 @@ is). A test holds the two orders together on the same rows.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
@@ -18,13 +18,14 @@ from urllib.parse import urlencode
 from django.conf import settings
 from django.core.paginator import Page, Paginator
 from django.db import connection
-from django.db.models import Case, F, FloatField, Q, QuerySet, Value, When
+from django.db.models import Case, F, FloatField, IntegerField, Q, QuerySet, Value, When
 from django.db.models.expressions import OrderBy
 from django.db.models.fields.json import KeyTextTransform
 from django.db.models.functions import Cast, Collate, NullIf
 from django.utils.functional import cached_property
 
-from benchmark.models import Benchmark, Metric
+from benchmark.facts import filterable_facts
+from benchmark.models import Benchmark, Category, Metric
 
 from ..charts.rank_intervals import ChartEntry
 from ..enums import BoardKind, SubmissionSource, VerificationStatus
@@ -60,37 +61,61 @@ MAX_SEARCH_CHARS = 100
 
 @dataclass(frozen=True)
 class BoardFilter:
-    """What a board shows: rows whose model or team contains `text` (casefolded), and that
-    carry `tag` (a key of BOARD_TAGS); empty means no condition."""
+    """What a board shows: rows whose model or team contains `text` (casefolded), that carry
+    `tag` (a key of BOARD_TAGS), and whose model facts have each (key, value) of `facts`
+    (issue 15: `?type=`, `?precision=`, `?domain_specific=`); empty means no condition."""
 
     text: str = ""
     tag: str = ""
+    facts: tuple[tuple[str, str], ...] = ()
 
     @property
     def active(self) -> bool:
-        return bool(self.text or self.tag)
+        return bool(self.text or self.tag or self.facts)
 
     @property
     def params(self) -> dict[str, str]:
         """The query parameters that ask for this filter (none for the whole board)."""
-        return {name: value for name, value in (("q", self.text), ("tag", self.tag)) if value}
+        chosen = {name: value for name, value in (("q", self.text), ("tag", self.tag)) if value}
+        return chosen | dict(self.facts)
+
+    def fact(self, key: str) -> str:
+        """The value a fact is filtered on ("" for none)."""
+        return dict(self.facts).get(key, "")
 
 
-def parse_board_filter(text: str | None, tag: str | None) -> BoardFilter:
-    """The filter a board URL asks for (`?q=<text>&tag=<tag>`). An unknown tag is ignored, as
-    an unknown sort is: a stray parameter never errors."""
+def parse_board_filter(
+    text: str | None,
+    tag: str | None,
+    facts: Mapping[str, Any] | None = None,
+    *,
+    asked: Iterable[str] = (),
+) -> BoardFilter:
+    """The filter a board URL asks for (`?q=<text>&tag=<tag>`, and a value for each fact the
+    benchmark asks (`asked`) and boards filter on). An unknown tag or fact value is ignored,
+    as an unknown sort is: a stray parameter never errors."""
     text = " ".join((text or "").split())[:MAX_SEARCH_CHARS]
-    return BoardFilter(text=text, tag=tag if tag in BOARD_TAGS else "")
+    chosen = tuple(
+        (definition.key, str(facts[definition.key]))
+        for definition in filterable_facts(asked)
+        if facts and facts.get(definition.key) in definition.values
+    )
+    return BoardFilter(text=text, tag=tag if tag in BOARD_TAGS else "", facts=chosen)
 
 
 def filter_board_entries(entries: QuerySet[BoardEntry], board_filter: BoardFilter) -> QuerySet:
     """`entries` narrowed to the rows `board_filter` selects: the one rule for the board page,
-    its downloads and the API."""
+    its downloads and the API. The facts are matched on the row's own copy
+    (`BoardEntry.model_facts`), in the same query."""
     if board_filter.text:
         needle = board_filter.text.casefold()
         entries = entries.filter(Q(model_key__contains=needle) | Q(team_key__contains=needle))
     if board_filter.tag:
         entries = entries.filter(TAG_FILTERS[board_filter.tag])
+    for key, value in board_filter.facts:
+        entries = entries.alias(**{f"fact_{key}": KeyTextTransform(key, "model_facts")}).filter(
+            **{f"fact_{key}": value}
+        )
     return entries
 
 
@@ -105,21 +130,34 @@ def _directed(expression: Any, descending: bool) -> OrderBy:
     return expression.desc(nulls_last=True) if descending else expression.asc(nulls_last=True)
 
 
-def board_ordering(sort: BoardSort) -> list[Any]:
-    """The `order_by` of `sort`, ties in rank order (ranks are unique within a board)."""
+def category_rank(category: str) -> Any:
+    """A row's rank in a category's tab (`BoardEntry.category_ranks`), as an integer."""
+    return Cast(KeyTextTransform(category, "category_ranks"), IntegerField())
+
+
+def board_ordering(sort: BoardSort, category: str = "") -> list[Any]:
+    """The `order_by` of `sort`, ties in rank order (ranks are unique within a board); on a
+    category's tab (issue 15) "rank" is the category's rank, and ties follow it."""
+    ranks: list[Any] = ["rank"]
+    if category:
+        ranks = [category_rank(category).asc(nulls_last=True), "rank"]
     if sort.key == "rank":
-        return ["-rank" if sort.descending else "rank"]
+        if not sort.descending:
+            return ranks
+        if category:
+            return [category_rank(category).desc(nulls_last=True), "-rank"]
+        return ["-rank"]
     if sort.key == "model":
-        return [_directed(_code_points("model_key"), sort.descending), "rank"]
+        return [_directed(_code_points("model_key"), sort.descending), *ranks]
     if sort.key == "team":
         no_team = Case(When(team_key="", then=Value(1)), default=Value(0))
-        return [no_team.asc(), _directed(_code_points("team_key"), sort.descending), "rank"]
+        return [no_team.asc(), _directed(_code_points("team_key"), sort.descending), *ranks]
     if sort.key == "date":
-        return [_directed(F("listed_at"), sort.descending), "rank"]
+        return [_directed(F("listed_at"), sort.descending), *ranks]
     # A missing value is JSON null: SQL NULL from PostgreSQL's ->>, the text "null" from
     # SQLite's (which CAST would read as 0.0), hence the NULLIF.
     value = Cast(NullIf(KeyTextTransform(sort.key, "values"), Value("null")), FloatField())
-    return [_directed(value, sort.descending), "rank"]
+    return [_directed(value, sort.descending), *ranks]
 
 
 class CountedPaginator(Paginator):
@@ -177,21 +215,27 @@ def board_page(
     metrics: list[Metric],
     count: int | None = None,
     page_size: int | None = None,
+    category: Category | None = None,
+    facts: Sequence[str] = (),
 ) -> BoardPage:
     """One page of the board's rows: a read of the page's rows with their submissions,
     whatever the board's size, after a COUNT of the rows the filter selects unless the caller
     knows it (`count`: the board summary's, when nothing is filtered). A page number past the
-    last shows the last page, anything not a number the first (Django's `get_page`)."""
+    last shows the last page, anything not a number the first (Django's `get_page`). On a
+    category's tab (issue 15) the rows are in the category's rank order and `metrics` are its
+    columns; `facts` are the model facts the rows show."""
     page_size = page_size or settings.PODIUM_BOARD_PAGE_SIZE
     entries = (
         board_entries(benchmark, board, board_filter)
         .select_related("submission")
-        .order_by(*board_ordering(sort))
+        .order_by(*board_ordering(sort, category.key if category else ""))
     )
     paginator = CountedPaginator(entries, page_size, count=count)
     current: Page = paginator.get_page(page)
-    rows = mark_tier_starts([board_row(entry, metrics) for entry in current], sort)
-    query = {**board_filter.params}
+    rows = [board_row(entry, metrics, category=category, facts=facts) for entry in current]
+    # A category's ranks have no rank intervals or tiers (those are the overview's).
+    rows = mark_tier_starts(rows, sort) if category is None else rows
+    query = {**board_filter.params, **({"category": category.key} if category else {})}
     if sort.key != "rank" or sort.descending:
         query |= {"sort": sort.key, "dir": sort.direction}
 
@@ -260,9 +304,49 @@ def board_chart_entries(
     ]
 
 
-def board_download_query(board: BoardKind, sort: BoardSort, board_filter: BoardFilter) -> str:
-    """The rankings API's query string for the board as shown (its sort, search and tag) but
-    whole, not one page: what the CSV and JSON download links ask for."""
+def board_download_query(
+    board: BoardKind, sort: BoardSort, board_filter: BoardFilter, category: str = ""
+) -> str:
+    """The rankings API's query string for the board as shown (its tab, sort, search, tag
+    and facts) but whole, not one page: what the CSV and JSON download links ask for."""
     return urlencode(
-        {"board": board.value, "sort": sort.key, "direction": sort.direction, **board_filter.params}
+        {
+            "board": board.value,
+            **({"category": category} if category else {}),
+            "sort": sort.key,
+            "direction": sort.direction,
+            **board_filter.params,
+        }
     )
+
+
+@dataclass(frozen=True)
+class CategoryTab:
+    """One tab above a board table (issue 15): "Overview" (`key` "") or a category."""
+
+    key: str
+    label: str
+    href: str
+    current: bool
+
+
+def category_tabs(
+    categories: Sequence[Category], current: Category | None, keep: Mapping[str, str]
+) -> list[CategoryTab]:
+    """The tabs of a benchmark with categories, "Overview" first: links to the same board
+    (`?category=<key>`, bookmarkable), keeping the search, tag and facts in `keep` and
+    dropping the sort and page (another tab has other columns). None without categories."""
+    if not categories:
+        return []
+    tabs = [CategoryTab("", "Overview", "?" + urlencode(dict(keep)), current is None)]
+    for category in categories:
+        href = "?" + urlencode({"category": category.key, **keep})
+        tabs.append(
+            CategoryTab(
+                category.key,
+                category.label,
+                href,
+                current is not None and current.pk == category.pk,
+            )
+        )
+    return tabs

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
@@ -11,7 +12,8 @@ from urllib.parse import urlencode
 
 from django.db.models import Count, Max, Min, Q
 
-from benchmark.models import Benchmark, Metric
+from benchmark.facts import FACTS, fact_text
+from benchmark.models import Benchmark, Category, Metric
 
 from ..charts.rank_intervals import WIDE, ChartEntry, Layout, RankChart, rank_interval_chart
 from ..enums import (
@@ -112,6 +114,12 @@ def first_click_descending(key: str, metrics: list[Metric]) -> bool:
     return metric.higher_is_better
 
 
+def category_metrics(category: Category, metrics: list[Metric]) -> list[Metric]:
+    """A category's columns (issue 15): its metrics, in the category's order."""
+    by_key = {metric.key: metric for metric in metrics}
+    return [by_key[key] for key in category.metric_keys if key in by_key]
+
+
 def parse_board_sort(key: str | None, direction: str | None, metrics: list[Metric]) -> BoardSort:
     """The sort a board URL asks for (`?sort=<column>&dir=asc|desc`); anything unknown falls
     back to the rank order, so a stray parameter never errors and never fills the cache."""
@@ -133,6 +141,8 @@ class BoardColumn:
     href: str
     aria_sort: str  # "ascending" / "descending" on the sorted column, "" elsewhere
     numeric: bool
+    # A heading without a sort link (the model facts, issue 15).
+    sortable: bool = True
 
     @property
     def label_parts(self) -> list[str]:
@@ -142,18 +152,37 @@ class BoardColumn:
 
 
 def board_columns(
-    metrics: list[Metric], sort: BoardSort, keep: dict[str, str] | None = None
+    metrics: list[Metric],
+    sort: BoardSort,
+    keep: dict[str, str] | None = None,
+    *,
+    facts: bool = False,
+    category: Category | None = None,
 ) -> list[BoardColumn]:
     """The board's header, in column order, each with a link that sorts by it: the first
     click gives the natural direction, a click on the sorted column reverses it. The links
-    keep the query parameters in `keep` (the search and the tag) and go back to page 1."""
+    keep the query parameters in `keep` (the search, the tag, the facts and the tab) and go
+    back to page 1. Issue 15: `facts` adds the model facts' column after the team (not
+    sortable); on a category's tab the rank is the category's."""
+    rank_title = "Rank on the board (mean rank over the metrics, then tiebreakers)"
+    if category is not None:
+        rank_title = (
+            f"Rank in {category.label} (by its rating, highest first)"
+            if category.ranks_by_rating
+            else f"Rank in {category.label} (over its metrics, then tiebreakers)"
+        )
     fixed = [
-        ("rank", "Rank", "Rank on the board (mean rank over the metrics, then tiebreakers)"),
+        ("rank", "Rank", rank_title),
         ("model", "Model", "Model name"),
         ("team", "Team", "Team or institution"),
     ]
     columns = [(key, label, title, key == "rank") for key, label, title in fixed]
-    columns += [(metric.key, metric.key, metric.label, True) for metric in metrics]
+    # A metric's heading is its key (the benchmark's own column names), a rating's "Rating":
+    # its key names a category, not a number a reader looks up.
+    columns += [
+        (metric.key, "Rating" if metric.is_rating else metric.key, metric.label, True)
+        for metric in metrics
+    ]
     columns.append(("date", "Date", "Verified on (official) or scored on (community)", False))
     header = []
     for key, label, title, numeric in columns:
@@ -167,6 +196,11 @@ def board_columns(
             {**(keep or {}), "sort": key, "dir": "desc" if descending else "asc"}
         )
         header.append(BoardColumn(key, label, title, href, aria_sort, numeric))
+        if key == "team" and facts:
+            # Beside the team, as part of who the entry is (after the metrics it would sit
+            # past the table's right edge).
+            title = "Model facts: type, size, licence, precision, domain-specific"
+            header.append(BoardColumn("facts", "Facts", title, "", "", False, sortable=False))
     return header
 
 
@@ -178,6 +212,23 @@ class BoardCell:
     # How sure the value is, for the cell's tooltip: "95% interval 0.512-0.604" (an en dash), "no interval
     # (imported)", "no interval" (issue 12).
     interval: str = ""
+    # A rating (issue 15): the cell shows its interval beside it ("+19/-18") and its
+    # battles as the note, and a pending one says so in its tooltip whatever the board.
+    rating: bool = False
+    spread: str = ""
+
+
+# What a rating cell says before its category's battles have run (docs/boards.md).
+RATING_PENDING = "rating pending: battles not run yet"
+
+
+@dataclass(frozen=True)
+class FactBadge:
+    """One model fact on a row (issue 15): its key (the badge's class) and how it reads."""
+
+    key: str
+    text: str
+    title: str
 
 
 @dataclass(frozen=True)
@@ -212,6 +263,8 @@ class BoardRow:
     # The first row of a tier in the order shown (only when the table is in rank order): the
     # table draws a separator above it.
     tier_start: bool = False
+    # The model facts the benchmark asks for, as badges (issue 15; empty without them).
+    facts: tuple[FactBadge, ...] = ()
     # Evaluated by Podium (hosted evaluation, docs/hosted.md): the row's badge.
     is_hosted: bool = False
 
@@ -295,7 +348,16 @@ def mark_tier_starts(rows: list[BoardRow], sort: BoardSort) -> list[BoardRow]:
     return marked
 
 
-def board_row(entry: BoardEntry, metrics: list[Metric]) -> BoardRow:
+def board_row(
+    entry: BoardEntry,
+    metrics: list[Metric],
+    *,
+    category: Category | None = None,
+    facts: Sequence[str] = (),
+) -> BoardRow:
+    """A row as the table prints it: `metrics` are the columns shown (a category's on its
+    tab, issue 15, where the rank is the category's and there is no rank interval), `facts`
+    the model facts the benchmark asks for."""
     submission = entry.submission
     values = {metric.key: metric_value(entry.values.get(metric.key)) for metric in metrics}
     has_intervals = bool(entry.intervals)
@@ -306,7 +368,9 @@ def board_row(entry: BoardEntry, metrics: list[Metric]) -> BoardRow:
     cells = []
     for metric in metrics:
         value = values[metric.key]
-        if value is None:
+        if metric.is_rating:
+            cells.append(_rating_cell(entry, metric, value))
+        elif value is None:
             pending = metric.is_judge_metric and entry.judge_pending
             cells.append(
                 BoardCell("pending" if pending else "—", "pending" if pending else "missing")
@@ -317,10 +381,13 @@ def board_row(entry: BoardEntry, metrics: list[Metric]) -> BoardRow:
             note = f"over {over['judged']:,} of {over['items']:,} items" if over else ""
             interval = _interval_text(entry.intervals, metric) if has_intervals else without
             cells.append(BoardCell(text, entry.highlights.get(metric.key, ""), note, interval))
+    rank = entry.rank
+    if category is not None:
+        rank = (entry.category_ranks or {}).get(category.key, entry.rank)
     return BoardRow(
         submission_id=submission.pk,
-        rank=entry.rank,
-        medal=MEDALS.get(entry.rank, ""),
+        rank=rank,
+        medal=MEDALS.get(rank, ""),
         mean_rank=entry.mean_rank,
         wins=entry.wins,
         model_name=submission.model_name,
@@ -333,14 +400,58 @@ def board_row(entry: BoardEntry, metrics: list[Metric]) -> BoardRow:
         listed_at=entry.listed_at,
         values=values,
         cells=cells,
-        rank_best=entry.rank_best,
-        rank_worst=entry.rank_worst,
-        tier=entry.tier,
+        rank_best=entry.rank_best if category is None else None,
+        rank_worst=entry.rank_worst if category is None else None,
+        tier=entry.tier if category is None else None,
         has_intervals=has_intervals,
         paper_url=submission.paper_url,
         code_url=submission.code_url,
         is_hosted=submission.source == SubmissionSource.HOSTED,
+        facts=fact_badges(entry.model_facts or {}, facts),
     )
+
+
+def fact_badges(stored: dict[str, Any], keys: Sequence[str]) -> tuple[FactBadge, ...]:
+    """The facts of `keys` a row has, as badges in the vocabulary's order."""
+    badges = []
+    for key in keys:
+        text = fact_text(key, stored.get(key))
+        if text:
+            # "Domain-specific: yes" rather than its badge's "domain-specific" again.
+            said = stored[key] if key == "domain_specific" else text
+            badges.append(FactBadge(key, text, f"{FACTS[key].label}: {said}"))
+    return tuple(badges)
+
+
+def _rating_cell(entry: BoardEntry, metric: Metric, value: float | None) -> BoardCell:
+    """A rating's cell: "1048" with "+19/-18" (its 95% interval as distances from it) and
+    "312 battles"; "rating pending" until its category's battles are run."""
+    if value is None:
+        return BoardCell(
+            "rating pending", "pending", "battles not run yet", RATING_PENDING, rating=True
+        )
+    decimals = metric.display_decimals
+    battles = (entry.rating_battles or {}).get(metric.key)
+    note = f"{battles:,} battle{'s' if battles != 1 else ''}" if battles is not None else ""
+    return BoardCell(
+        f"{value:.{decimals}f}",
+        entry.highlights.get(metric.key, ""),
+        note,
+        _interval_text(entry.intervals, metric),
+        rating=True,
+        spread=rating_spread(value, (entry.intervals or {}).get(metric.key), decimals),
+    )
+
+
+def rating_spread(value: float, interval: Any, decimals: int) -> str:
+    """A rating's 95% interval as MEDIC and Chatbot Arena print it: "+19/-18", how far above
+    and below the rating its ends are (at the rating's decimals); "" without one."""
+    if not interval:
+        return ""
+    low, high = (metric_value(bound) for bound in interval)
+    if low is None or high is None:
+        return ""
+    return f"+{high - value:.{decimals}f}/-{value - low:.{decimals}f}"
 
 
 def _interval_text(intervals: dict[str, Any], metric: Metric) -> str:

@@ -61,7 +61,7 @@ class EntryMetric:
     best_text: str
     is_best: bool  # the entry holds the board's best value for this metric
     css: str  # "pending", "missing" or ""
-    scale: tuple[float, float]
+    scale: tuple[float, float] | None  # None for a rating: no bar (issue 15)
     # "over 2,460 of 2,472 items": a judge metric a maintainer accepted over a subset (issue 10)
     note: str = ""
 
@@ -176,6 +176,7 @@ def entry_page(submission: Submission) -> EntryPage:
         rows,
         benchmark=benchmark,
         judged_over=board_entry.judged_over if board_entry else {},
+        board_shown=board_entry.values if board_entry else {},
     )
     leader = None
     if rows and rows[0].submission_id != submission.pk:
@@ -236,9 +237,12 @@ def _intervals(
     return found or {}
 
 
-def metric_scale(metric: Metric, benchmark: Benchmark) -> tuple[float, float]:
+def metric_scale(metric: Metric, benchmark: Benchmark) -> tuple[float, float] | None:
     """The range a metric's chart shows: 0 to the judge's highest score for a judge metric (its
-    rubric's `score_max`), 0 to 1 for the others (shares: accuracies, IoUs, F1)."""
+    rubric's `score_max`), 0 to 1 for the others (shares: accuracies, IoUs, F1); None for a
+    rating (issue 15), which has no fixed range and no bar."""
+    if metric.is_rating:
+        return None
     if metric.is_judge_metric:
         top = (benchmark.judge_settings or {}).get("score_max", DEFAULT_JUDGE_SCORE_MAX)
         return (0.0, float(top))
@@ -253,7 +257,10 @@ def _metrics(
     *,
     benchmark: Benchmark,
     judged_over: dict[str, dict[str, int]],
+    board_shown: dict[str, Any] | None = None,
 ) -> list[EntryMetric]:
+    """The metrics as the page lists them: the run's values, except a rating (issue 15),
+    which is the board's (the platform's, from battles; "rating pending" until then)."""
     if evaluation is None:
         return []
     pending = evaluation.state in STATES_JUDGE_PENDING
@@ -261,7 +268,8 @@ def _metrics(
     shown = []
     for metric in metrics:
         decimals = metric.display_decimals
-        value = metric_value(evaluation.metrics.get(metric.key))
+        source = (board_shown or {}) if metric.is_rating else evaluation.metrics
+        value = metric_value(source.get(metric.key))
         board_values = [
             found
             for row in rows
@@ -272,7 +280,10 @@ def _metrics(
             best = max(board_values) if metric.higher_is_better else min(board_values)
         found = intervals.get(metric.key)
         interval = (float(found[0]), float(found[1])) if found else None
-        if value is None:
+        if value is None and metric.is_rating:
+            value_text, interval_text, css = "rating pending", "battles not run yet", "pending"
+            interval = None
+        elif value is None:
             judge_pending = metric.is_judge_metric and pending
             value_text = "pending" if judge_pending else "—"
             interval_text = "pending" if judge_pending else ""
@@ -312,6 +323,8 @@ def _judged_over(over: dict[str, int] | None) -> str:
 def _bars(shown: list[EntryMetric]) -> MetricBars:
     inputs = []
     for line in shown:
+        if line.scale is None:
+            continue  # a rating (issue 15): an Elo number has no 0-to-1 bar; the table has it
         text = line.value_text
         if line.value is not None and line.interval is not None:
             text = f"{line.value_text} {line.interval_text}"
@@ -367,7 +380,11 @@ def _per_dataset(
     """The per-dataset values (aggregates) as a table and a heatmap, a row per metric that
     reports any; None when the run has none (an imported row)."""
     per_dataset: dict[str, dict[str, Any]] = result.get("per_dataset") or {}
-    shown = [metric for metric in metrics if per_dataset.get(metric.key)]
+    shown = [
+        metric
+        for metric in metrics
+        if per_dataset.get(metric.key) and metric_scale(metric, benchmark) is not None
+    ]
     if not shown:
         return None
     datasets = group_order({name for metric in shown for name in per_dataset[metric.key]}, metrics)
@@ -375,7 +392,7 @@ def _per_dataset(
     texts: dict[tuple[str, str], str] = {}
     rows = []
     for metric in shown:
-        low, high = metric_scale(metric, benchmark)
+        low, high = metric_scale(metric, benchmark) or (0.0, 1.0)
         cells = []
         for dataset in datasets:
             value = metric_value(per_dataset[metric.key].get(dataset))

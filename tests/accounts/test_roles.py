@@ -29,6 +29,8 @@ def test_the_migration_creates_the_group_with_exactly_the_listed_permissions():
 
     assert held == roles.MAINTAINER_PERMISSIONS
     assert sorted(held) == [
+        "arena.view_battle",
+        "arena.view_battlejob",
         "core.view_auditevent",
         "judging.rerun_judgejob",
         "judging.view_judgejob",

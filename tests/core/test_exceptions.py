@@ -52,6 +52,8 @@ def test_the_domain_errors_are_siblings():
         "NotYourEntry",
         "InvalidOption",
         "InvalidRankingPolicy",
+        "InvalidRatings",
+        "InvalidFact",
         "InvalidEndpoint",
     }
 

@@ -1,18 +1,14 @@
 """Fixtures for hosted evaluation: the demo clinical QA benchmark (two categories, 40
 multiple-choice and 16 open-ended questions, hosted evaluation on) with its demo test set
 active, registered with the rules a test needs; the stand-in model on loopback playing back
-the demo models' files (verifying's StandinModel, as `manage.py standin_model` serves them);
-an endpoint that refuses every key; and the steps a test takes: submit, run a slice, score."""
+the demo models' files (verifying's StandinModel, as `manage.py standin_model` serves them;
+with `api_key` it refuses every other key with a 401); and the steps a test takes: submit,
+run a slice, score."""
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import json
 import socket
-import threading
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
@@ -107,44 +103,6 @@ def standin(tables):
         yield model
 
 
-class _Refusing(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-    def do_POST(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        self.rfile.read(length)
-        self.server.authorizations.append(self.headers.get("Authorization", ""))  # type: ignore[attr-defined]
-        body = json.dumps(
-            {"error": {"message": "Incorrect API key provided.", "type": "invalid_request_error"}}
-        ).encode()
-        self.send_response(401)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-
-@contextlib.contextmanager
-def refusing_endpoint() -> Iterator[Any]:
-    """A loopback endpoint that refuses every key with a 401, as a provider does; it keeps
-    each request's Authorization header."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Refusing)
-    server.daemon_threads = True
-    server.authorizations = []  # type: ignore[attr-defined]
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
-    thread.start()
-    try:
-        server.base_url = f"http://127.0.0.1:{server.server_address[1]}/v1"  # type: ignore[attr-defined]
-        yield server
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
-
-
 def closed_port_url() -> str:
     """A loopback address nothing listens on: connections are refused."""
     with socket.socket() as probe:
@@ -158,12 +116,23 @@ def owner():
     return UserFactory()
 
 
+# The model facts the demo clinical QA benchmark asks for (benchmark/facts.py).
+FACTS = {
+    "type": "fine-tuned",
+    "parameters": "7",
+    "licence": "apache-2.0",
+    "precision": "bfloat16",
+    "domain_specific": "yes",
+}
+
+
 def details(name: str = "Hosted-7B", **extra: Any) -> SubmissionDetails:
     return SubmissionDetails(
         model_name=name,
         institution="Hosting lab",
         contact_email="lab@example.org",
         model_url="https://example.org/hosted",
+        model_facts=extra.pop("model_facts", dict(FACTS)),
         **extra,
     )
 

@@ -11,7 +11,7 @@ from hosting.enums import RequestStatus
 from hosting.models import HostedRequest
 from tests.accounts.factories import UserFactory
 
-from .conftest import MODEL, run, score_entry, submit
+from .conftest import FACTS, MODEL, run, score_entry, submit
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db]
 
@@ -23,6 +23,7 @@ BODY = {
     "base_url": "https://models.example.org/v1",
     "model": "scripted-7b",
     "api_key": "sk-api-secret",
+    **FACTS,
 }
 
 

@@ -5,7 +5,6 @@ model, an unreachable endpoint, the token cap, answers refused as an entry); a c
 mid-run; a time slice that stops mid-way and a next one that asks only what is left; the
 pace."""
 
-import dataclasses
 import json
 import time
 
@@ -20,12 +19,13 @@ from submissions.enums import EvaluationStatus, SubmissionSource
 from submissions.models import Submission
 from submissions.services import SubmissionDetails, create_submission, score_evaluation
 from tests.accounts.factories import UserFactory
+from verifying.standin import StandinModel
 
 from .conftest import (
+    FACTS,
     MODEL,
     closed_port_url,
     demo_file,
-    refusing_endpoint,
     run,
     score_entry,
     submit,
@@ -67,7 +67,7 @@ def test_a_request_becomes_an_entry_scored_exactly_as_an_upload_of_its_answers(
     upload = create_submission(
         benchmark,
         owner=UserFactory(),
-        details=SubmissionDetails(model_name="Uploaded twin", publish=False),
+        details=SubmissionDetails(model_name="Uploaded twin", publish=False, model_facts=FACTS),
         predictions=demo_file(demo_files, "good").read_bytes(),
     )
     with capture(execute=True):
@@ -150,9 +150,9 @@ def test_a_time_slice_stops_mid_way_and_the_next_asks_only_what_is_left(
 
 
 def test_a_refused_key_fails_the_request_and_publishes_nothing(
-    benchmark, owner, django_capture_on_commit_callbacks
+    benchmark, owner, tables, django_capture_on_commit_callbacks
 ):
-    with refusing_endpoint() as server:
+    with StandinModel(models=tables, api_key="sk-the-right-one") as server:
         request = submit(
             benchmark, owner, base_url=server.base_url, model="gpt-x", api_key=" sk-secret-1 "
         )
@@ -279,13 +279,12 @@ def test_answers_another_account_published_byte_for_byte_are_refused_as_an_entry
 
 
 def test_a_benchmark_that_stopped_taking_endpoints_fails_the_request(
-    benchmark, owner, standin, plugin, django_capture_on_commit_callbacks
+    benchmark, owner, standin, django_capture_on_commit_callbacks
 ):
     request = submit(benchmark, owner, base_url=standin.base_url, model=MODEL["strong"])
-    # The maintainers turn hosted evaluation off in the definition while it waits.
-    plugin.definition = dataclasses.replace(plugin.definition, hosted_evaluation=False)
-    if hasattr(benchmark, "hosted_evaluation"):  # once the rows hold the definition's rules
-        Benchmark.objects.filter(pk=benchmark.pk).update(hosted_evaluation=False)
+    # Hosted evaluation turned off (the definition, then `setup_benchmarks --overwrite`)
+    # while it waits.
+    Benchmark.objects.filter(pk=benchmark.pk).update(hosted_evaluation=False)
 
     request = run(request, django_capture_on_commit_callbacks)
 

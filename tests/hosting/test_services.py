@@ -33,7 +33,7 @@ from submissions.services import (
 )
 from tests.accounts.factories import UserFactory, maintainer_user
 
-from .conftest import demo_file, details, submit
+from .conftest import FACTS, demo_file, details, submit
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db]
 
@@ -154,7 +154,7 @@ def test_a_published_name_taken_or_queued_is_refused(benchmark, owner, demo_file
     create_submission(
         benchmark,
         owner=UserFactory(),
-        details=SubmissionDetails(model_name="Taken-7B"),
+        details=SubmissionDetails(model_name="Taken-7B", model_facts=FACTS),
         predictions=demo_file(demo_files, "weak").read_bytes(),
     )
     with pytest.raises(InvalidName, match="A published entry named 'taken-7b' already exists"):
@@ -172,7 +172,7 @@ def test_the_daily_quota_counts_requests_and_uploads_together(benchmark, owner, 
     create_submission(
         benchmark,
         owner=owner,
-        details=SubmissionDetails(model_name="Upload-1"),
+        details=SubmissionDetails(model_name="Upload-1", model_facts=FACTS),
         predictions=demo_file(demo_files, "weak").read_bytes(),
     )
     first = submit(benchmark, owner, base_url=URL, model="m", name="Hosted-1")
@@ -188,7 +188,7 @@ def test_the_daily_quota_counts_requests_and_uploads_together(benchmark, owner, 
         create_submission(
             benchmark,
             owner=owner,
-            details=SubmissionDetails(model_name="Upload-2"),
+            details=SubmissionDetails(model_name="Upload-2", model_facts=FACTS),
             predictions=demo_file(demo_files, "good").read_bytes(),
         )
     # A request Podium itself failed gives its evaluation back.

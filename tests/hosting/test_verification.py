@@ -21,7 +21,7 @@ from submissions.verification import verification_summary
 from tests.accounts.factories import UserFactory, maintainer_user
 from verifying.models import RerunJob
 
-from .conftest import MODEL, demo_file, run, score_entry, submit
+from .conftest import FACTS, MODEL, demo_file, run, score_entry, submit
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db]
 
@@ -71,7 +71,7 @@ def test_an_uploaded_entry_still_cannot_skip_the_rerun(benchmark, demo_files):
     upload = create_submission(
         benchmark,
         owner=UserFactory(),
-        details=SubmissionDetails(model_name="Uploaded-7B"),
+        details=SubmissionDetails(model_name="Uploaded-7B", model_facts=FACTS),
         predictions=demo_file(demo_files, "good").read_bytes(),
     )
     score_evaluation(upload.evaluations.get())
@@ -127,7 +127,7 @@ def test_an_entry_marked_hosted_without_its_hosted_evaluation_is_not_verified(
     forged = create_submission(
         benchmark,
         owner=UserFactory(),
-        details=SubmissionDetails(model_name="Forged-7B"),
+        details=SubmissionDetails(model_name="Forged-7B", model_facts=FACTS),
         predictions=demo_file(demo_files, "strong").read_bytes(),
         source=SubmissionSource.HOSTED,
     )

@@ -18,7 +18,7 @@ from submissions.services import recompute_board
 from tests.accounts.factories import UserFactory, maintainer_user
 from tests.benchmark.factories import BenchmarkFactory
 
-from .conftest import MODEL, run, score_entry, submit
+from .conftest import FACTS, MODEL, run, score_entry, submit
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db]
 
@@ -31,6 +31,7 @@ FORM = {
     "base_url": "https://models.example.org/v1",
     "model": "form-7b-instruct",
     "api_key": "sk-form-secret",
+    **FACTS,
 }
 
 
@@ -77,6 +78,7 @@ def test_the_form_queues_a_request_and_lands_on_its_page(benchmark, signed_in, o
         "form-7b-instruct",
     )
     assert request.endpoint.has_api_key
+    assert request.model_facts == {**FACTS, "parameters": 7.0}
     page = signed_in.get(response["Location"]).content.decode()
     assert "Your model endpoint is queued" in page
     assert "https://models.example.org/v1" in page  # its owner sees the address

@@ -20,6 +20,7 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 PLATFORM_APPS = (
     "accounts",
     "api",
+    "arena",
     "benchmark",
     "config",
     "core",

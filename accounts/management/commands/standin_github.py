@@ -9,18 +9,10 @@ Ctrl-C or SIGTERM stops it cleanly (exit 0).
 
 from __future__ import annotations
 
-import signal
-import time
-from types import FrameType
-
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from accounts.github_standin import DEMO_CLIENT_ID, DEMO_CLIENT_SECRET, StandinGitHub
-
-
-def _interrupt(signum: int, frame: FrameType | None) -> None:
-    # SIGTERM takes the same clean way out as Ctrl-C.
-    raise KeyboardInterrupt
+from core.standin import serve_until_stopped
 
 
 class Command(BaseCommand):
@@ -44,22 +36,18 @@ class Command(BaseCommand):
             )
         except ValueError as error:
             raise CommandError(str(error)) from None
-        previous = signal.signal(signal.SIGTERM, _interrupt)
+
+        def announce() -> None:
+            if options["verbosity"]:
+                self.stdout.write(
+                    "Stand-in GitHub (OAuth sign-in for the demo, NOT GitHub) listening on "
+                    f"{server.url}"
+                )
+                self.stdout.flush()
+
         try:
-            with server:
-                if options["verbosity"]:
-                    self.stdout.write(
-                        "Stand-in GitHub (OAuth sign-in for the demo, NOT GitHub) listening on "
-                        f"{server.url}"
-                    )
-                    self.stdout.flush()
-                while True:
-                    time.sleep(3600)
+            serve_until_stopped(server, announce=announce)
         except OSError as error:
             raise CommandError(
                 f"cannot listen on {options['host']}:{options['port']}: {error}"
             ) from None
-        except KeyboardInterrupt:
-            pass
-        finally:
-            signal.signal(signal.SIGTERM, previous)

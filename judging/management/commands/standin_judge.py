@@ -7,18 +7,10 @@ Ctrl-C or SIGTERM stops it cleanly (exit 0).
 
 from __future__ import annotations
 
-import signal
-import time
-from types import FrameType
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from django.core.management.base import BaseCommand, CommandParser
-
+from core.standin import serve_until_stopped
 from judging.standin import Faults, StandinJudge
-
-
-def _interrupt(signum: int, frame: FrameType | None) -> None:
-    # SIGTERM takes the same clean way out as Ctrl-C.
-    raise KeyboardInterrupt
 
 
 class Command(BaseCommand):
@@ -48,18 +40,19 @@ class Command(BaseCommand):
             rate_drop=options["rate_drop"],
             seed=options["seed"],
         )
-        previous = signal.signal(signal.SIGTERM, _interrupt)
+        judge = StandinJudge(host=options["host"], port=options["port"], faults=faults)
+
+        def announce() -> None:
+            if options["verbosity"]:
+                self.stdout.write(
+                    "Stand-in judge (deterministic verdicts, NOT a real LLM) listening on "
+                    f"{judge.base_url}"
+                )
+                self.stdout.flush()
+
         try:
-            with StandinJudge(host=options["host"], port=options["port"], faults=faults) as judge:
-                if options["verbosity"]:
-                    self.stdout.write(
-                        "Stand-in judge (deterministic verdicts, NOT a real LLM) listening on "
-                        f"{judge.base_url}"
-                    )
-                    self.stdout.flush()
-                while True:
-                    time.sleep(3600)
-        except KeyboardInterrupt:
-            pass
-        finally:
-            signal.signal(signal.SIGTERM, previous)
+            serve_until_stopped(judge, announce=announce)
+        except OSError as error:
+            raise CommandError(
+                f"cannot listen on {options['host']}:{options['port']}: {error}"
+            ) from None

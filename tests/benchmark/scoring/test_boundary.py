@@ -28,8 +28,10 @@ FORBIDDEN_ROOTS = {
     "config",
     "core",
     "accounts",
+    "inference",
     "submissions",
     "judging",
+    "arena",
     "verifying",
     "api",
 }

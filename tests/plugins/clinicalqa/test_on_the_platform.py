@@ -32,6 +32,13 @@ FORM = {
     "contact_email": "demo@example.org",
     "model_url": "https://example.org/demo",
 }
+FACTS = {
+    "type": "fine-tuned",
+    "parameters": "7",
+    "licence": "apache-2.0",
+    "precision": "bfloat16",
+    "domain_specific": "yes",
+}
 EXPECTED_ACCURACY = {"demo-strong": 0.9, "demo-good": 0.75, "demo-fair": 0.55, "demo-weak": 0.3}
 
 
@@ -72,10 +79,12 @@ def submitter(client):
     return user
 
 
-def post(client, predictions: bytes, model_name: str):
+def post(client, predictions: bytes, model_name: str, facts=None):
     upload = SimpleUploadedFile("predictions.json", predictions, content_type="application/json")
+    facts = facts or FACTS
     return client.post(
-        f"/b/{SLUG}/submit/", {**FORM, "model_name": model_name, "predictions": upload}
+        f"/b/{SLUG}/submit/",
+        {**FORM, **facts, "model_name": model_name, "predictions": upload},
     )
 
 
@@ -134,7 +143,7 @@ def test_the_demo_entries_are_scored_with_intervals_on_their_accuracy(
     benchmark, client, submitter, files
 ):
     for entry in files.hosted:
-        response = post(client, entry.predictions.read_bytes(), entry.model_name)
+        response = post(client, entry.predictions.read_bytes(), entry.model_name, entry.facts)
         assert response.status_code == 302, entry.model_name
     runs = {
         submission.model_name: services.score_evaluation(submission.evaluations.get())

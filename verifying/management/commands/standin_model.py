@@ -12,10 +12,8 @@ SIGTERM stops it cleanly (exit 0).
 
 from __future__ import annotations
 
-import signal
 import time
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 from django.conf import settings
@@ -23,15 +21,11 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from benchmark.models import Benchmark
 from benchmark.scoring import ScoringInputError
+from core.standin import serve_until_stopped
 from verifying.demo import demo_answer_tables
 from verifying.standin import StandinModel
 
 DEFAULT_MAX_FRAMES = Benchmark._meta.get_field("rerun_max_frames").default
-
-
-def _interrupt(signum: int, frame: FrameType | None) -> None:
-    # SIGTERM takes the same clean way out as Ctrl-C.
-    raise KeyboardInterrupt
 
 
 class Command(BaseCommand):
@@ -80,27 +74,25 @@ class Command(BaseCommand):
                 f"Cannot build the stand-in's answers ({error}); run `manage.py load_demo` first "
                 "(it writes the demo files and frames)."
             ) from None
-        previous = signal.signal(signal.SIGTERM, _interrupt)
+        model = StandinModel(
+            models=tables, latency=options["latency"], host=options["host"], port=options["port"]
+        )
+
+        def announce() -> None:
+            if options["verbosity"]:
+                self.stdout.write(
+                    f"Stand-in model (plays back the demo predictions, NOT a real model) "
+                    f"listening on {model.base_url}: {', '.join(sorted(tables))} "
+                    f"(answers built in {time.perf_counter() - started:.1f} s)"
+                )
+                self.stdout.flush()
+
         try:
-            with StandinModel(
-                models=tables,
-                latency=options["latency"],
-                host=options["host"],
-                port=options["port"],
-            ) as model:
-                if options["verbosity"]:
-                    self.stdout.write(
-                        f"Stand-in model (plays back the demo predictions, NOT a real model) "
-                        f"listening on {model.base_url}: {', '.join(sorted(tables))} "
-                        f"(answers built in {time.perf_counter() - started:.1f} s)"
-                    )
-                    self.stdout.flush()
-                while True:
-                    time.sleep(3600)
-        except KeyboardInterrupt:
-            pass
-        finally:
-            signal.signal(signal.SIGTERM, previous)
+            serve_until_stopped(model, announce=announce)
+        except OSError as error:
+            raise CommandError(
+                f"cannot listen on {options['host']}:{options['port']}: {error}"
+            ) from None
 
 
 def _benchmark_max_frames(slug: str) -> int:

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('submissions', '0015_submission_options'),
+        ('submissions', '0016_categories'),
     ]
 
     operations = [
