@@ -58,8 +58,8 @@ def default_folder() -> Path | None:
 def fingerprint(*, engine_source: Path, model_files: Sequence[Path], settings: object) -> str:
     """A name for everything an embedding's bits depend on, besides the text (see the module
     docstring). `settings` are the encoder's own, any JSON-able value (heads, LayerNorm eps,
-    sequence length, BLAS thread cap). Reads the engine's source and the model files' first 64 KiB (the weights'
-    header, the tokenizer's start), sizes and times: ~2 ms."""
+    sequence length, BLAS thread cap). Reads the engine's source and the model files' first
+    64 KiB (the weights' header, the tokenizer's start), sizes and times: ~2 ms."""
     parts: dict[str, Any] = {
         "engine": _digest(engine_source.read_bytes()),
         "model": [_file_identity(path) for path in model_files],
@@ -76,11 +76,13 @@ class LabelStore:
     """The embeddings of label lists under `folder/<fingerprint>/`, one `.npy` file a list.
 
     `get` and `put` never raise for the file system: a store that cannot be written (a
-    read-only home) logs it once and computes as if it had no store."""
+    read-only home) logs it once and is only read from then on; one that does not match this
+    machine is not used at all (`usable`)."""
 
     def __init__(self, folder: Path, fingerprint: str) -> None:
         self.folder = Path(folder) / fingerprint
         self.usable = True
+        self.writable = True
         self.checked = False
 
     def get(
@@ -116,17 +118,20 @@ class LabelStore:
 
     def put(self, labels: Sequence[str], embeddings: np.ndarray) -> None:
         """Keep the list's embeddings (atomically: a temporary file renamed into place)."""
-        if not self.usable:
+        if not (self.usable and self.writable):
             return
-        path = self._path(labels)
+        temporary = None
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             with tempfile.NamedTemporaryFile(dir=self.folder, suffix=".tmp", delete=False) as file:
+                temporary = Path(file.name)
                 np.save(file, np.ascontiguousarray(embeddings, dtype=np.float32))
-            os.replace(file.name, path)
+            os.replace(temporary, self._path(labels))
         except OSError as error:
-            self.usable = False
-            logger.warning("NAP label store %s not used: %s", self.folder, error)
+            self.writable = False
+            logger.warning("NAP label store %s cannot be written: %s", self.folder, error)
+            if temporary is not None:
+                temporary.unlink(missing_ok=True)
 
     def _path(self, labels: Sequence[str]) -> Path:
         key = json.dumps(list(labels), ensure_ascii=False, separators=(",", ":"))

@@ -96,7 +96,19 @@ def test_a_store_that_cannot_be_written_is_given_up_and_scoring_goes_on(tmp_path
     blocked.write_text("")
     encoder = SentenceEncoder.from_package(label_store=blocked)
     assert encoder.most_similar(QUERIES, list(AVOS)) == plain.most_similar(QUERIES, list(AVOS))
-    assert encoder._label_store.usable is False
+    assert encoder._label_store.writable is False
+
+
+def test_a_store_that_cannot_be_written_is_still_read(tmp_path, plain):
+    SentenceEncoder.from_package(label_store=tmp_path).most_similar(["tie"], list(AVOS))
+    encoder = SentenceEncoder.from_package(label_store=tmp_path)
+    store = encoder._label_store
+    store._path(CHOLEC).mkdir()  # a folder where CHOLEC's file would go: the write fails
+    pairs = [("clip", CHOLEC), ("tie", AVOS)]
+    assert encoder.nearest_candidates(pairs) == plain.nearest_candidates(pairs)
+    assert store.writable is False
+    assert store.get(AVOS, 384, embed=plain.encode) is not None
+    assert not list(tmp_path.rglob("*.tmp"))
 
 
 def test_the_fingerprint_names_the_settings_and_the_model_files(tmp_path):
