@@ -1,4 +1,4 @@
-"""OpenAPI: how the schema describes our token authentication (imported by ApiConfig.ready)."""
+"""OpenAPI: how the schema describes our token authentication (imported by api/urls.py)."""
 
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 

@@ -3,7 +3,9 @@
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from . import battles, benchmarks, compare, hosted, rankings, submitting
+# `schema` for its side effect: drf-spectacular learns how our token scheme is described. Every
+# schema is generated through this URLconf, so this is early enough (api/apps.py).
+from . import battles, benchmarks, compare, hosted, rankings, schema, submitting  # noqa: F401
 
 app_name = "api"
 

@@ -13,6 +13,9 @@ handler403 = errors.permission_denied
 handler404 = errors.page_not_found
 handler500 = errors.server_error
 
+# The admin's ModelAdmins are registered here, not when the apps load (config/admin_app.py).
+admin.autodiscover()
+
 urlpatterns = [
     path("", submission_views.home, name="home"),
     path("", include("submissions.urls")),

@@ -5,11 +5,19 @@ database follows ``DATABASE_URL`` (SQLite in memory when unset, PostgreSQL in CI
 next to the tests of their app (``tests/<app>/factories.py``).
 """
 
+import os
+import tempfile
 from pathlib import Path
 
 import pytest
 
 from tests import redis_server
+
+# The NAP label store of this run (plugins/medvidbench/scoring/label_store.py): a fresh folder,
+# not the user's cache, so no test depends on what an earlier run left there. Subprocesses
+# (`manage.py score`) inherit it. Removed when the run ends.
+_label_store = tempfile.TemporaryDirectory(prefix="podium-nap-labels-")
+os.environ["PODIUM_NAP_LABEL_STORE"] = _label_store.name
 
 
 @pytest.fixture(scope="session")

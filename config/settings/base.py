@@ -32,7 +32,9 @@ ALLOWED_HOSTS = env_list("ALLOWED_HOSTS")
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    # Django's admin, its ModelAdmins discovered by the URLconf rather than at start-up, so a
+    # command that shows no admin page does not import every app's services (config/admin_app.py).
+    "config.admin_app.AdminConfig",
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",

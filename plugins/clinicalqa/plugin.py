@@ -9,13 +9,13 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from benchmark.plugins import DemoEntry, DemoFiles, FileGuide, PublishedRow, TestSetCounts
 
-from . import demo, scoring
+from . import scoring
 from .definition import CLINICALQA
 from .pairwise import pairwise as clinicalqa_pairwise
 from .rerun import rerun as clinicalqa_rerun
@@ -28,6 +28,9 @@ from .scoring import (
     ClinicalQAResult,
     ClinicalQATestSet,
 )
+
+if TYPE_CHECKING:
+    from .demo import DemoModel
 
 SCORER_VERSION = "clinicalqa-1"
 CATEGORY_LABELS = {MULTIPLE_CHOICE: "multiple choice", OPEN_ENDED: "open-ended"}
@@ -109,9 +112,9 @@ class _Contributions:
         return self.inner.to_bytes()
 
 
-def demo_entry(model: demo.DemoModel, predictions: Path) -> DemoEntry:
+def demo_entry(model: DemoModel, institution: str, predictions: Path) -> DemoEntry:
     """The demo entry of `model`, with its model facts."""
-    return DemoEntry(model.name, demo.INSTITUTION, predictions, facts=dict(model.facts))
+    return DemoEntry(model.name, institution, predictions, facts=dict(model.facts))
 
 
 class ClinicalQAPlugin:
@@ -223,8 +226,14 @@ class ClinicalQAPlugin:
         written when missing or `force` (the same bytes every time). The models are not
         uploaded: `load_demo` queues a hosted evaluation of the stand-in model playing back
         each file (`hosted`), so the demo shows the request queue (issue 15, point 5)."""
+        # Imported here: only a development machine's demo writes it, and every process that
+        # loads the plugins (`manage.py score` among them) would import it (issue 16).
+        from . import demo
+
         paths = demo.write_demo(folder, force=force)
-        hosted = tuple(demo_entry(model, paths[model.kind]) for model in demo.MODELS)
+        hosted = tuple(
+            demo_entry(model, demo.INSTITUTION, paths[model.kind]) for model in demo.MODELS
+        )
         return DemoFiles(test_set=paths["testset"], entries=(), hosted=hosted)
 
     def published_rows(self) -> tuple[PublishedRow, ...]:

