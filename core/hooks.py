@@ -51,6 +51,10 @@ class Lazy:
     def __hash__(self) -> int:
         return hash(self.path)
 
+    @property
+    def __name__(self) -> str:  # as the function's own, for logs and callers that name it
+        return self.path.rpartition(".")[2]
+
     def __repr__(self) -> str:
         return f"lazy({self.path!r})"
 

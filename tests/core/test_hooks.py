@@ -38,6 +38,7 @@ def test_a_lazy_callback_imports_its_target_on_the_first_call_and_keeps_it():
     assert hash(callback) == hash(Lazy("os.path.join"))
     assert callback != Lazy("os.path.split")
     assert repr(callback) == "lazy('os.path.join')"
+    assert callback.__name__ == "join"
 
 
 @pytest.mark.unit
