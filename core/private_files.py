@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 from django.core.files.base import ContentFile
 from django.core.files.storage import FileSystemStorage, Storage, storages
 
@@ -51,6 +52,13 @@ UNAVAILABLE_MESSAGE = (
 class PrivateFileCorrupt(RuntimeError):
     """A stored file whose bytes are not the ones recorded (its sha256 differs). Not a
     `DomainError`: no request fixes it; an operator restores the file."""
+
+    def __init__(self, name: str, actual: str, expected: str) -> None:
+        self.name, self.actual, self.expected = name, actual, expected
+        super().__init__(
+            f"private file {name} was altered: its sha256 is {actual}, the recorded one is "
+            f"{expected}; no local copy was kept"
+        )
 
 
 class PrivateFileHasNoURL(RuntimeError):
@@ -82,6 +90,7 @@ class PrivateFileSystemStorage(FileSystemStorage):
         raise PrivateFileHasNoURL(f"private file {name!r} has no URL: it is never served")
 
     def _save(self, name: str, content: Any) -> str:
+        self._refuse_served_folder()
         full_path = self.path(name)
         directory = os.path.dirname(full_path)
         os.makedirs(directory, mode=0o700, exist_ok=True)
@@ -103,6 +112,18 @@ class PrivateFileSystemStorage(FileSystemStorage):
         finally:
             Path(temporary).unlink(missing_ok=True)
         return os.path.relpath(full_path, self.location).replace("\\", "/")
+
+    def _refuse_served_folder(self) -> None:
+        """The settings refuse a private folder under MEDIA_ROOT at start-up; this checks
+        again when a file is written (settings can change later, in tests) and adds
+        STATIC_ROOT."""
+        location = Path(self.location).resolve()
+        for setting in ("MEDIA_ROOT", "STATIC_ROOT"):
+            served = getattr(settings, setting, None)
+            if served and location.is_relative_to(Path(served).resolve()):
+                raise ImproperlyConfigured(
+                    f"The private folder ({location}) must not be inside {setting} ({served})."
+                )
 
     def missing(self, names: Sequence[str]) -> list[str]:
         """The names of `names` that are not files here, in order."""
@@ -191,6 +212,16 @@ def delete(name: str) -> None:
         private_storage().delete(name)
 
 
+def delete_unnamed(name: str) -> None:
+    """Delete a stored file that no row names (its row was refused after it was stored). A
+    store that is down by then leaves it behind, logged: named by no row, it is never read
+    (docs/storage.md, "Deleting")."""
+    try:
+        delete(name)
+    except StorageUnavailable:
+        logger.warning("private store: %s is left behind, named by no row", name)
+
+
 def missing(names: Sequence[str]) -> list[str]:
     """The names of `names` that are not in the store, in order (one listing on S3, rather
     than a request per name)."""
@@ -234,10 +265,7 @@ def verified_copy(name: str, sha256: str) -> Path:
             raise FileNotFoundError(f"private file {name} is not in the store")
         actual = _sha256_of(path)
         if actual != sha256:
-            raise PrivateFileCorrupt(
-                f"private file {name} was altered: its sha256 is {actual}, the recorded one "
-                f"is {sha256}"
-            )
+            raise PrivateFileCorrupt(name, actual, sha256)
         return path
     target = cache_dir() / sha256[:2] / sha256
     if target.is_file():
@@ -257,10 +285,7 @@ def verified_copy(name: str, sha256: str) -> Path:
             output.flush()
             os.fsync(output.fileno())
         if digest.hexdigest() != sha256:
-            raise PrivateFileCorrupt(
-                f"private file {name} was altered: its sha256 is {digest.hexdigest()}, the "
-                f"recorded one is {sha256}; no local copy was kept"
-            )
+            raise PrivateFileCorrupt(name, digest.hexdigest(), sha256)
         os.replace(temporary, target)
     finally:
         Path(temporary).unlink(missing_ok=True)
@@ -295,6 +320,9 @@ class MediaFolder:
 
     def __hash__(self) -> int:
         return hash(self.prefix)
+
+    def __truediv__(self, child: str) -> MediaFolder:
+        return MediaFolder(f"{self.prefix}/{child}")
 
     def _key(self, relative: str) -> str | None:
         normal = posixpath.normpath(posixpath.join(self.prefix, relative))

@@ -290,9 +290,6 @@ for _retired, _where in (("PODIUM_TESTSET_DIR", "testsets"), ("PODIUM_FRAMES_DIR
             f"{_retired} is retired: the files are under PODIUM_PRIVATE_DIR/{_where}/ (or the "
             f"S3 bucket's {_where}/). Move them there and unset {_retired} (docs/storage.md)."
         )
-# Until every reader goes through the store: where the local store keeps them.
-PODIUM_TESTSET_DIR = PODIUM_PRIVATE_DIR / "testsets"
-PODIUM_FRAMES_DIR = PODIUM_PRIVATE_DIR / "frames"
 PODIUM_S3_BUCKET = env_str("PODIUM_S3_BUCKET").strip()
 PODIUM_S3_ENDPOINT_URL = env_str("PODIUM_S3_ENDPOINT_URL").strip()
 PODIUM_S3_REGION = env_str("PODIUM_S3_REGION").strip()
