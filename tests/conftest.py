@@ -52,7 +52,7 @@ def s3_endpoint():
 def s3_storage(s3_endpoint, settings, monkeypatch, tmp_path):
     """The private store in a fresh bucket of the test S3 server for this test (and a fresh
     local cache folder): yields the `tests.s3_server.S3Bucket`, whose `env()` a subprocess
-    needs and whose `keys()` lists what was stored. The local private folder moves to an
+    needs and whose `object_keys()` lists what was stored. The local private folder moves to an
     empty temporary one, so a test can check nothing was written there."""
     bucket = s3_server.new_bucket(s3_endpoint)
     for name, value in s3_server.credentials().items():

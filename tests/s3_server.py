@@ -148,7 +148,7 @@ class S3Bucket:
             **credentials(),
         }
 
-    def keys(self) -> list[str]:
+    def object_keys(self) -> list[str]:
         """Every object key in the bucket, sorted."""
         pages = (
             client(self.endpoint_url).get_paginator("list_objects_v2").paginate(Bucket=self.name)

@@ -86,7 +86,7 @@ def test_s3_stores_objects_under_the_prefix_and_nothing_locally(s3_storage, sett
     name = private_files.save("predictions/demo/a.json", b"[1, 2]")
 
     assert name == "predictions/demo/a.json"
-    assert s3_storage.keys() == ["private/predictions/demo/a.json"]
+    assert s3_storage.object_keys() == ["private/predictions/demo/a.json"]
     assert s3_storage.get("private/predictions/demo/a.json") == b"[1, 2]"
     assert private_files.read(name) == b"[1, 2]"
     assert private_files.exists(name)
@@ -106,7 +106,7 @@ def test_s3_never_replaces_a_stored_name_and_deletes(s3_storage):
     assert s3_storage.get(f"private/{first}") == b"first"
     private_files.delete(first)
     private_files.delete(first)
-    assert s3_storage.keys() == [f"private/{second}"]
+    assert s3_storage.object_keys() == [f"private/{second}"]
     with pytest.raises(FileNotFoundError):
         private_files.read(first)
 

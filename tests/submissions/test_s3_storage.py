@@ -77,7 +77,7 @@ def test_the_test_set_lands_in_the_bucket_and_is_read_through_the_local_cache(
     test_set = active_testset(benchmark)
 
     assert test_set.file_name == f"testsets/medvidbench/v1-{test_set.checksum[:12]}.json"
-    assert s3_storage.keys() == [f"private/{test_set.file_name}"]
+    assert s3_storage.object_keys() == [f"private/{test_set.file_name}"]
     assert local_files() == []
     assert cached_files() == []
 
@@ -120,7 +120,7 @@ def test_an_upload_is_stored_in_the_bucket_under_the_prefix_and_scored(
     submission = Submission.objects.get()
     assert submission.predictions_file.startswith("predictions/medvidbench/")
     test_set = active_testset(benchmark)
-    assert s3_storage.keys() == sorted(
+    assert s3_storage.object_keys() == sorted(
         [f"private/{submission.predictions_file}", f"private/{test_set.file_name}"]
     )
     assert s3_storage.get(f"private/{submission.predictions_file}") == perfect_predictions
@@ -141,7 +141,7 @@ def test_a_refused_upload_leaves_no_object_in_the_bucket(
             details=SubmissionDetails(model_name=name),
             predictions=perfect_predictions,
         )
-    stored = s3_storage.keys()
+    stored = s3_storage.object_keys()
 
     with pytest.raises(QuotaExceeded):
         services.create_submission(
@@ -152,7 +152,7 @@ def test_a_refused_upload_leaves_no_object_in_the_bucket(
         )
 
     assert len(stored) == 3  # the test set and two predictions files
-    assert s3_storage.keys() == stored
+    assert s3_storage.object_keys() == stored
     assert Submission.objects.count() == 2
 
 
