@@ -235,7 +235,11 @@ class BoardEntry(models.Model):
     `highlights` marks the best and second-best value of each column within the row's board.
     """
 
-    benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="board_entries")
+    # No index of its own: the two below start with it (issue 16: every index costs a 100,000-row
+    # recompute ~0.5 s).
+    benchmark = models.ForeignKey(
+        Benchmark, on_delete=models.CASCADE, related_name="board_entries", db_index=False
+    )
     submission = models.OneToOneField(
         Submission, on_delete=models.CASCADE, related_name="board_entry"
     )
@@ -279,6 +283,13 @@ class BoardEntry(models.Model):
     rating_battles = models.JSONField(default=dict, blank=True)
     # The submission's model facts, copied so the board filters them in its own query.
     model_facts = models.JSONField(default=dict, blank=True)
+    # Issue 16: what `rank_entries` said besides the rank, stored so the rankings API reads a
+    # page of rows instead of ranking the whole board again: metric key -> the rank on that
+    # metric (every metric, in the benchmark's order), and the two tiebreak values after
+    # `wins` (the sum of the per-metric ranks, the sum of the normalised scores).
+    metric_ranks = models.JSONField(default=dict, blank=True)
+    rank_sum = models.PositiveIntegerField(default=0)
+    normalized_sum = models.FloatField(default=0.0)
 
     class Meta:
         ordering = ["benchmark", "board", "rank"]
@@ -291,9 +302,49 @@ class BoardEntry(models.Model):
             ),
             models.CheckConstraint(condition=models.Q(rank__gte=1), name="boardentry_rank_gte_1"),
         ]
+        indexes = [
+            # Both boards in rank order (the rankings API's `board=all`; under the per-board
+            # scope the two share ranks, and the submission id orders them).
+            models.Index(fields=["benchmark", "rank", "submission"], name="boardentry_all_by_rank"),
+        ]
 
     def __str__(self) -> str:
         return f"#{self.rank} {self.board} {self.submission_id}"
+
+
+class BoardTotals(models.Model):
+    """One board's summary as its last recompute left it (issue 16): how many rows it has,
+    how many have metric intervals, rank intervals and tiers, and when it was computed. The
+    board pages and the API read this one row instead of counting the board's rows on every
+    request (`selectors.board_summary`).
+
+    Written by `recompute_board`, with the rows it writes (a board without rows has no
+    totals), and by `compute_rank_intervals` when it writes the rows' rank intervals and
+    tiers (`with_rank_intervals`, `with_tiers` and the new `computed_at`): the writers of
+    the rows these count, and no other code.
+    """
+
+    benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="board_totals")
+    board = models.CharField(max_length=10, choices=BoardKind)
+    entries = models.PositiveIntegerField()
+    # Rows whose run has metric intervals (`BoardEntry.intervals` not empty).
+    with_intervals = models.PositiveIntegerField()
+    # Rows with a rank interval (`rank_best`) and with a tier.
+    with_rank_intervals = models.PositiveIntegerField(default=0)
+    with_tiers = models.PositiveIntegerField(default=0)
+    computed_at = models.DateTimeField()
+
+    class Meta:
+        verbose_name_plural = "board totals"
+        constraints = [
+            models.UniqueConstraint(fields=["benchmark", "board"], name="boardtotals_unique"),
+            models.CheckConstraint(
+                condition=models.Q(board__in=BoardKind.values), name="boardtotals_board_valid"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.board} board of benchmark {self.benchmark_id}: {self.entries} rows"
 
 
 class RunReplicates(models.Model):

@@ -65,7 +65,9 @@ from .compare import (
 )
 from .comparisons import compared_run
 from .entries import (
+    BoardCandidate,
     DeclaredOption,
+    board_candidate_rows,
     board_candidates,
     declared_options,
     group_order,
@@ -110,6 +112,7 @@ __all__ = [
     "UNPARSED_EXAMPLES_SHOWN",
     "UNPARSED_EXAMPLE_CHARS",
     "BenchmarkCard",
+    "BoardCandidate",
     "BoardCell",
     "BoardColumn",
     "BoardFilter",
@@ -136,6 +139,7 @@ __all__ = [
     "WouldBeRank",
     "about_blocks",
     "benchmark_cards",
+    "board_candidate_rows",
     "board_candidates",
     "board_chart_entries",
     "board_columns",

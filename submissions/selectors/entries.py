@@ -6,9 +6,21 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
-from django.db.models import OuterRef, QuerySet, Subquery
+from django.db.models import (
+    Case,
+    DateTimeField,
+    F,
+    OuterRef,
+    QuerySet,
+    Subquery,
+    TextField,
+    When,
+    Window,
+)
+from django.db.models.fields.json import KeyTransform
+from django.db.models.functions import Cast, Coalesce, RowNumber
 
 from accounts.roles import can_view_all_entries
 from benchmark.models import Benchmark, Metric
@@ -18,6 +30,7 @@ from core.text import confusable_key
 
 from ..enums import (
     STATES_WITH_SCORES,
+    VerificationStatus,
 )
 from ..models import Evaluation, Submission
 
@@ -170,6 +183,97 @@ def board_candidates(benchmark: Benchmark) -> list[Evaluation]:
     for run in runs:
         newest.setdefault(run.submission_id, run)
     return list(newest.values())
+
+
+class BoardCandidate(NamedTuple):
+    """One published entry as `recompute_board` reads it (issue 16): plain values, and the
+    JSON it copies onto the board as the database's own text, never decoded here."""
+
+    run_id: int
+    submission_id: int
+    status: str
+    metrics_json: str  # the run's metrics
+    intervals_json: str | None  # its `RunReplicates.intervals` (None: no replicates)
+    facts_json: str | None  # the submission's model facts
+    # The board's date column as the database's text: the published date of a result
+    # produced elsewhere, else the verification date of a verified entry, else the scoring
+    # date of its run, else its creation.
+    listed_at_text: str
+    model_name: str
+    team: str  # the team name, else the institution
+    verified: bool
+    counts_json: str | None  # the run's result's item counts per metric (None: none)
+
+
+def board_candidate_rows(benchmark: Benchmark) -> list[BoardCandidate]:
+    """`board_candidates` as `recompute_board` needs it for a large board: one query of plain
+    columns (no model instance), the JSON it copies as text (decoding and encoding 100,000
+    rows' intervals took longer than the whole recompute may), the date shown computed in
+    the database, only the counts out of the run's result, and each entry's newest run with
+    scores chosen in the database, by a window over the runs' ids and dates alone (ordering
+    the wide rows to pick it made the database sort all of them; a NOT EXISTS on a newer run
+    made PostgreSQL, without statistics on a new table, compare every pair of runs)."""
+    scored = Evaluation.objects.filter(
+        submission__benchmark=benchmark,
+        submission__publish=True,
+        status__in=STATES_WITH_SCORES,
+    )
+    newest = (
+        scored.annotate(
+            newest=Window(
+                RowNumber(),
+                partition_by=[F("submission_id")],
+                order_by=[F("created_at").desc(), F("pk").desc()],
+            )
+        )
+        .filter(newest=1)
+        .values("pk")
+    )
+    verified_at = Case(
+        When(
+            submission__verification_status=VerificationStatus.VERIFIED,
+            then=F("submission__verified_at"),
+        ),
+        default=None,
+    )
+    runs = (
+        Evaluation.objects.filter(pk__in=newest)
+        .order_by()
+        .annotate(
+            metrics_json=Cast("metrics", TextField()),
+            intervals_json=Cast("replicates__intervals", TextField()),
+            facts_json=Cast("submission__model_facts", TextField()),
+            listed_at_text=Cast(
+                Coalesce(
+                    "submission__published_at",
+                    verified_at,
+                    "scored_at",
+                    "created_at",
+                    output_field=DateTimeField(),
+                ),
+                TextField(),
+            ),
+            counts_json=Cast(KeyTransform("counts", "result"), TextField()),
+        )
+        .values_list(
+            "pk",
+            "submission_id",
+            "status",
+            "metrics_json",
+            "intervals_json",
+            "facts_json",
+            "listed_at_text",
+            "submission__model_name",
+            "submission__team_name",
+            "submission__institution",
+            "submission__verification_status",
+            "counts_json",
+        )
+    )
+    verified = VerificationStatus.VERIFIED.value
+    return [
+        BoardCandidate(*run[:8], run[8] or run[9], run[10] == verified, run[11]) for run in runs
+    ]
 
 
 def interval_range(interval: Any, decimals: int) -> str:

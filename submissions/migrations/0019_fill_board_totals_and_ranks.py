@@ -1,0 +1,79 @@
+"""The boards already on the database get what the next recompute would store (issue 16): each
+board's totals, and each row's per-metric ranks and tiebreak values, ranked again from the
+row's values as `recompute_board` ranks them (the benchmark's policy and scope, through the
+pure `rank_entries`). Without it the rankings API would show no per-metric ranks until each
+board was recomputed."""
+
+import math
+
+from django.db import migrations
+from django.db.models import Count, Max, Q
+
+
+def _clean(value):
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+def fill(apps, schema_editor):
+    # Imported here: a migration reads the pure ranking as it is when the migration runs.
+    from benchmark.scoring.ranking import Entry, MetricSpec, RankingPolicy, rank_entries
+
+    Benchmark = apps.get_model("benchmark", "Benchmark")
+    BoardEntry = apps.get_model("submissions", "BoardEntry")
+    BoardTotals = apps.get_model("submissions", "BoardTotals")
+    for benchmark in Benchmark.objects.filter(board_entries__isnull=False).distinct():
+        rows = list(BoardEntry.objects.filter(benchmark=benchmark).select_related("submission"))
+        metrics = list(benchmark.metrics.all())
+        if metrics:
+            lexicographic = benchmark.ranking_method == "lexicographic"
+            policy = RankingPolicy(
+                tie_method=benchmark.tie_method,
+                decimals=benchmark.ranking_decimals,
+                method=benchmark.ranking_method,
+                order=tuple(benchmark.ranking_order) if lexicographic else (),
+            )
+            specs = [MetricSpec(metric.key, metric.higher_is_better) for metric in metrics]
+            groups = [rows]
+            if benchmark.ranking_scope == "per_board":
+                groups = [[row for row in rows if row.board == board] for board in ("official", "community")]
+            for group in filter(None, groups):
+                by_key = {row.submission_id: row for row in group}
+                entries = [
+                    Entry(row.submission_id, row.submission.model_name,
+                          {metric.key: _clean(row.values.get(metric.key)) for metric in metrics})
+                    for row in group
+                ]
+                for place in rank_entries(entries, specs, policy):
+                    row = by_key[place.key]
+                    row.metric_ranks = dict(place.metric_ranks)
+                    row.rank_sum = place.rank_sum
+                    row.normalized_sum = place.normalized_sum
+                    row.save(update_fields=["metric_ranks", "rank_sum", "normalized_sum"])
+        totals = (
+            BoardEntry.objects.filter(benchmark=benchmark)
+            .values("board")
+            .annotate(
+                entries=Count("id"),
+                with_intervals=Count("id", filter=~Q(intervals={})),
+                with_rank_intervals=Count("id", filter=Q(rank_best__isnull=False)),
+                with_tiers=Count("id", filter=Q(tier__isnull=False)),
+                computed_at=Max("computed_at"),
+            )
+            .order_by()
+        )
+        BoardTotals.objects.bulk_create(
+            [BoardTotals(benchmark=benchmark, **board) for board in totals]
+        )
+
+
+class Migration(migrations.Migration):
+
+    dependencies = [
+        ('submissions', '0018_board_totals_and_stored_ranks'),
+    ]
+
+    operations = [
+        migrations.RunPython(fill, migrations.RunPython.noop, elidable=True),
+    ]
