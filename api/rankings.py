@@ -69,6 +69,7 @@ from submissions.selectors import (
     first_click_descending,
     metric_value,
     parse_board_filter,
+    position_range,
 )
 
 from .benchmarks import NotFoundSerializer, visible_benchmark
@@ -549,7 +550,8 @@ def _rankings_body(
     else:
         count = _count(summary, query, entries, board_filter)
         page = _page(benchmark, metrics, entries, count, keys, query, summary.computed_at,
-                     link_base, category=category, whole=kind == JSON_WHOLE)  # fmt: skip
+                     link_base, category=category, whole=kind == JSON_WHOLE,
+                     filtered=board_filter.active)  # fmt: skip
         body = json.dumps(page, ensure_ascii=False, separators=(",", ":")).encode()
     if settings.PODIUM_BOARD_CACHE_SECONDS > 0:
         cache.set(key, body, settings.PODIUM_BOARD_CACHE_SECONDS)
@@ -596,6 +598,7 @@ def _page(
     *,
     category: Category | None = None,
     whole: bool = False,
+    filtered: bool = False,
 ) -> dict[str, Any]:
     number, size = query["page"], query["page_size"]
     if whole:
@@ -604,7 +607,13 @@ def _page(
     if number > last:
         raise NotFound("Invalid page.")
     start = (number - 1) * size
-    rows = ranking_rows(benchmark, metrics, entries[start : start + size], category)
+    page = entries[start : start + size]
+    if query["sort"] == "rank" and category is None and not filtered and not whole:
+        # The board (or both) in rank order: a range of positions, read through their index.
+        field = "overall_position" if query["board"] == ALL_BOARDS else "position"
+        descending = query["direction"] == "desc"
+        page = position_range(entries, field, start, size, count, descending=descending)
+    rows = ranking_rows(benchmark, metrics, page, category)
 
     def link(page: int) -> str:
         return f"{link_base}?{urlencode({**_canonical_query(query, JSON_PAGE), 'page': page})}"

@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import replace
 from datetime import datetime
 from functools import partial
+from operator import itemgetter
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -96,23 +97,22 @@ def recompute_board(benchmark: Benchmark) -> QuerySet[BoardEntry]:
         BoardEntry.objects.filter(benchmark=benchmark).delete()
         BoardTotals.objects.filter(benchmark=benchmark).delete()
         if candidates:
-            insert_rows(
-                BoardEntry,
-                _ROW_FIELDS,
-                _board_rows(
-                    benchmark,
-                    candidates,
-                    shown,
-                    places,
-                    ratings,
-                    intervals,
-                    boards,
-                    metrics=metrics,
-                    judge_metrics=judge_metrics,
-                    computed_at=now,
-                ),
-                as_is=_ROW_AS_IS,
+            rows = _board_rows(
+                benchmark,
+                candidates,
+                shown,
+                places,
+                ratings,
+                intervals,
+                boards,
+                metrics=metrics,
+                judge_metrics=judge_metrics,
+                computed_at=now,
             )
+            # In the order of the position indexes: each insert then lands beside the one
+            # before rather than anywhere in them.
+            rows = sorted(rows, key=itemgetter(_ROW_FIELDS.index("overall_position")))
+            insert_rows(BoardEntry, _ROW_FIELDS, rows, as_is=_ROW_AS_IS)
             BoardTotals.objects.bulk_create(_board_totals(benchmark, boards, intervals, now))
             # The rank intervals need every row's replicates: seconds for a large board, so
             # they follow in the background (docs/statistics.md).
@@ -234,7 +234,7 @@ _ROW_FIELDS = (
     "benchmark", "submission", "evaluation", "board", "rank", "mean_rank", "wins", "values",
     "highlights", "judge_pending", "judged_over", "intervals", "listed_at", "computed_at",
     "model_key", "team_key", "category_ranks", "rating_battles", "model_facts",
-    "metric_ranks", "rank_sum", "normalized_sum",
+    "metric_ranks", "rank_sum", "normalized_sum", "position", "overall_position",
 )  # fmt: skip
 _ROW_AS_IS = (
     "values", "highlights", "judged_over", "intervals", "listed_at", "computed_at",
@@ -299,8 +299,27 @@ def _board_rows(
         _rank_dictionaries(metric_keys, places.metric_ranks, count),
         places.rank_sum,
         places.normalized_sum,
+        *_positions(places.rank, boards, [row.submission_id for row in candidates]),
     ]
     return zip(*columns, strict=True)
+
+
+def _positions(
+    ranks: list[int], boards: list[str], submissions: list[int]
+) -> tuple[list[int], list[int]]:
+    """Each row's 1-based place in its board's rank order (ranks are unique within a board)
+    and among all rows by rank then submission id (`BoardEntry.position`,
+    `overall_position`)."""
+    rank = np.array(ranks, dtype=np.int64)
+    official = np.array([board == BoardKind.OFFICIAL.value for board in boards])
+    overall = np.empty(len(rank), dtype=np.int64)
+    overall[np.lexsort((np.array(submissions, dtype=np.int64), rank))] = np.arange(1, len(rank) + 1)
+    position = np.empty(len(rank), dtype=np.int64)
+    for on_board in (np.flatnonzero(official), np.flatnonzero(~official)):
+        position[on_board[np.argsort(rank[on_board], kind="stable")]] = np.arange(
+            1, len(on_board) + 1
+        )
+    return position.tolist(), overall.tolist()
 
 
 def _rank_dictionaries(keys: list[str], ranks: list[Any], count: int) -> list[str]:

@@ -235,16 +235,34 @@ class BoardEntry(models.Model):
     `highlights` marks the best and second-best value of each column within the row's board.
     """
 
-    # No index of its own: the two below start with it (issue 16: every index costs a 100,000-row
-    # recompute ~0.5 s).
+    # Issue 16 (docs/boards.md, "Cost"): the three references are Django's (joins, and
+    # on_delete=CASCADE, which Django's collector carries out) but not the database's
+    # (`db_constraint=False`). A row is derived data its one writer rebuilds whole from the
+    # submissions and runs it reads in the same transaction, under the benchmark's row lock;
+    # and the platform never deletes a submission or a run (a superuser's admin deletion
+    # cascades to the row in Django). A database foreign key would instead check and lock
+    # (FOR KEY SHARE) every submission and run of the board on every recompute: two thirds
+    # of a 100,000-row recompute's time. No index of the benchmark's own (the rank indexes
+    # below start with it), none for the run (nothing looks a row up by its run): every
+    # index costs a 100,000-row recompute ~0.3 s.
     benchmark = models.ForeignKey(
-        Benchmark, on_delete=models.CASCADE, related_name="board_entries", db_index=False
+        Benchmark,
+        on_delete=models.CASCADE,
+        related_name="board_entries",
+        db_index=False,
+        db_constraint=False,
     )
     submission = models.OneToOneField(
-        Submission, on_delete=models.CASCADE, related_name="board_entry"
+        Submission, on_delete=models.CASCADE, related_name="board_entry", db_constraint=False
     )
     # The run whose values are shown: the submission's newest run that has scores.
-    evaluation = models.ForeignKey(Evaluation, on_delete=models.CASCADE, related_name="+")
+    evaluation = models.ForeignKey(
+        Evaluation,
+        on_delete=models.CASCADE,
+        related_name="+",
+        db_index=False,
+        db_constraint=False,
+    )
     board = models.CharField(max_length=10, choices=BoardKind)
     rank = models.PositiveIntegerField()
     mean_rank = models.FloatField()
@@ -290,6 +308,12 @@ class BoardEntry(models.Model):
     metric_ranks = models.JSONField(default=dict, blank=True)
     rank_sum = models.PositiveIntegerField(default=0)
     normalized_sum = models.FloatField(default=0.0)
+    # Issue 16: the row's place in its board's rank order (1 to the board's rows) and among
+    # both boards' rows by rank then submission (the rankings API's `board=all`), so a page
+    # in rank order is a range of an index, whatever the board's size and whatever the
+    # planner's statistics of a table every recompute rewrites (`selectors.board_page`).
+    position = models.PositiveIntegerField(default=0)
+    overall_position = models.PositiveIntegerField(default=0)
 
     class Meta:
         ordering = ["benchmark", "board", "rank"]
@@ -303,9 +327,10 @@ class BoardEntry(models.Model):
             models.CheckConstraint(condition=models.Q(rank__gte=1), name="boardentry_rank_gte_1"),
         ]
         indexes = [
-            # Both boards in rank order (the rankings API's `board=all`; under the per-board
-            # scope the two share ranks, and the submission id orders them).
-            models.Index(fields=["benchmark", "rank", "submission"], name="boardentry_all_by_rank"),
+            models.Index(fields=["benchmark", "board", "position"], name="boardentry_position"),
+            models.Index(
+                fields=["benchmark", "overall_position"], name="boardentry_overall_position"
+            ),
         ]
 
     def __str__(self) -> str:

@@ -39,17 +39,41 @@ class Migration(migrations.Migration):
         ),
         migrations.AddField(
             model_name='boardentry',
+            name='overall_position',
+            field=models.PositiveIntegerField(default=0),
+        ),
+        migrations.AddField(
+            model_name='boardentry',
+            name='position',
+            field=models.PositiveIntegerField(default=0),
+        ),
+        migrations.AddField(
+            model_name='boardentry',
             name='rank_sum',
             field=models.PositiveIntegerField(default=0),
         ),
         migrations.AlterField(
             model_name='boardentry',
             name='benchmark',
-            field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='board_entries', to='benchmark.benchmark'),
+            field=models.ForeignKey(db_constraint=False, db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='board_entries', to='benchmark.benchmark'),
+        ),
+        migrations.AlterField(
+            model_name='boardentry',
+            name='evaluation',
+            field=models.ForeignKey(db_constraint=False, db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='submissions.evaluation'),
+        ),
+        migrations.AlterField(
+            model_name='boardentry',
+            name='submission',
+            field=models.OneToOneField(db_constraint=False, on_delete=django.db.models.deletion.CASCADE, related_name='board_entry', to='submissions.submission'),
         ),
         migrations.AddIndex(
             model_name='boardentry',
-            index=models.Index(fields=['benchmark', 'rank', 'submission'], name='boardentry_all_by_rank'),
+            index=models.Index(fields=['benchmark', 'board', 'position'], name='boardentry_position'),
+        ),
+        migrations.AddIndex(
+            model_name='boardentry',
+            index=models.Index(fields=['benchmark', 'overall_position'], name='boardentry_overall_position'),
         ),
         migrations.AddField(
             model_name='boardtotals',

@@ -1,5 +1,5 @@
 """The boards already on the database get what the next recompute would store (issue 16): each
-board's totals, and each row's per-metric ranks and tiebreak values, ranked again from the
+board's totals, each row's positions in rank order, and its per-metric ranks and tiebreak values, ranked again from the
 row's values as `recompute_board` ranks them (the benchmark's policy and scope, through the
 pure `rank_entries`). Without it the rankings API would show no per-metric ranks until each
 board was recomputed."""
@@ -51,6 +51,14 @@ def fill(apps, schema_editor):
                     row.rank_sum = place.rank_sum
                     row.normalized_sum = place.normalized_sum
                     row.save(update_fields=["metric_ranks", "rank_sum", "normalized_sum"])
+        # The positions: each board's rank order, and both boards' by rank then submission.
+        for position, row in enumerate(sorted(rows, key=lambda row: (row.rank, row.submission_id)), 1):
+            row.overall_position = position
+        for board in ("official", "community"):
+            on_board = sorted((row for row in rows if row.board == board), key=lambda row: row.rank)
+            for position, row in enumerate(on_board, 1):
+                row.position = position
+        BoardEntry.objects.bulk_update(rows, ["position", "overall_position"], batch_size=1000)
         totals = (
             BoardEntry.objects.filter(benchmark=benchmark)
             .values("board")

@@ -21,6 +21,7 @@ from .board_page import (
     category_tabs,
     filter_board_entries,
     parse_board_filter,
+    position_range,
 )
 from .boards import (
     FIXED_SORT_COLUMNS,
@@ -173,6 +174,7 @@ __all__ = [
     "own_duplicates",
     "parse_board_filter",
     "parse_board_sort",
+    "position_range",
     "published_lookalike",
     "ranking_entry",
     "ranking_policy",

@@ -235,7 +235,15 @@ def board_page(
     )
     paginator = CountedPaginator(entries, page_size, count=count)
     current: Page = paginator.get_page(page)
-    rows = [board_row(entry, metrics, category=category, facts=facts) for entry in current]
+    shown: Iterable[BoardEntry] = current
+    if sort.key == "rank" and category is None and not board_filter.active:
+        # The whole board in rank order: the page is a range of positions, read through
+        # their index (an offset would walk every row before the page).
+        start = (current.number - 1) * page_size
+        shown = position_range(
+            entries, "position", start, page_size, paginator.count, descending=sort.descending
+        )
+    rows = [board_row(entry, metrics, category=category, facts=facts) for entry in shown]
     # A category's ranks have no rank intervals or tiers (those are the overview's).
     rows = mark_tier_starts(rows, sort) if category is None else rows
     query = {**board_filter.params, **({"category": category.key} if category else {})}
@@ -262,6 +270,27 @@ def board_page(
         links=links,
         previous_href=href(number - 1) if current.has_previous() else "",
         next_href=href(number + 1) if current.has_next() else "",
+    )
+
+
+def position_range(
+    entries: QuerySet[BoardEntry],
+    field: str,
+    start: int,
+    size: int,
+    count: int,
+    *,
+    descending: bool = False,
+) -> QuerySet[BoardEntry]:
+    """Rows `start` to `start + size` (0-based, not included) of `entries` in the order of
+    `field` (`position` within a board, `overall_position` across both; 1 to `count`
+    without gaps), or the other way round: one range read of the position's index."""
+    if descending:
+        low, high = count - start - size + 1, count - start
+    else:
+        low, high = start + 1, start + size
+    return entries.filter(**{f"{field}__gte": low, f"{field}__lte": high}).order_by(
+        f"-{field}" if descending else field
     )
 
 
@@ -294,13 +323,12 @@ def board_chart_entries(
             )
             for row in rows[:limit]
         ]
-    records = (
-        board_entries(benchmark, board, board_filter)
-        .order_by("rank")
-        .values_list(
-            "submission__model_name", "rank", "rank_best", "rank_worst", "tier", "submission_id"
-        )[:limit]
-    )
+    records = board_entries(benchmark, board, board_filter).order_by("position")
+    if not board_filter.active:
+        records = records.filter(position__lte=limit)  # the position index's first rows
+    records = records.values_list(
+        "submission__model_name", "rank", "rank_best", "rank_worst", "tier", "submission_id"
+    )[:limit]
     return [
         ChartEntry(label=name, rank=rank, best=best, worst=worst, tier=tier, key=key)
         for name, rank, best, worst, tier, key in records

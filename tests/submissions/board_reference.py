@@ -28,7 +28,7 @@ FIELDS = (
     "evaluation_id", "board", "rank", "mean_rank", "wins", "values", "highlights",
     "judge_pending", "judged_over", "intervals", "listed_at", "model_key", "team_key",
     "category_ranks", "rating_battles", "model_facts", "metric_ranks", "rank_sum",
-    "normalized_sum",
+    "normalized_sum", "position", "overall_position",
 )  # fmt: skip
 
 
@@ -127,6 +127,14 @@ def reference_rows(benchmark) -> dict[int, dict[str, Any]]:
             "rank_sum": place.rank_sum,
             "normalized_sum": place.normalized_sum,
         }
+    # The positions: each board's rows in rank order, and all rows by rank then submission.
+    by_rank = sorted(expected, key=lambda key: (expected[key]["rank"], key))
+    for position, key in enumerate(by_rank, 1):
+        expected[key]["overall_position"] = position
+    for board in BoardKind:
+        on_board = [key for key in by_rank if expected[key]["board"] == board.value]
+        for position, key in enumerate(on_board, 1):
+            expected[key]["position"] = position
     return expected
 
 

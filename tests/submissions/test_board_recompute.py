@@ -16,6 +16,7 @@ from benchmark.services import ensure_plugin_benchmark
 from submissions import services
 from submissions.enums import EvaluationStatus, SubmissionSource, VerificationStatus
 from submissions.models import BoardEntry, BoardTotals, Evaluation, RunReplicates, Submission
+from submissions.selectors import BoardFilter, BoardSort, board_entries, board_ordering, board_page
 
 from .board_reference import reference_rows, stored_rows
 from .factories import EvaluationFactory, SubmissionFactory
@@ -175,3 +176,58 @@ def test_the_boards_totals_are_their_rows_own_and_a_board_without_rows_has_none(
     Submission.objects.filter(benchmark=benchmark).update(publish=False)
     services.recompute_board(benchmark)
     assert board_totals(benchmark) == {}
+
+
+@pytest.mark.parametrize("scope", ["global", "per_board"])
+def test_a_page_in_rank_order_is_the_range_of_positions_the_whole_order_gives(scope, client):
+    """`board_page` and the rankings API read a page in rank order as a range of positions:
+    the rows are those of the old read (the whole board ordered and sliced), on every page,
+    either way, on each board and (the API) on both."""
+    benchmark = ensure_plugin_benchmark("medvidbench")
+    Benchmark.objects.filter(pk=benchmark.pk).update(ranking_scope=scope)
+    benchmark.refresh_from_db()
+    random_board(benchmark, 4, count=23)
+    services.recompute_board(benchmark)
+    metrics = list(benchmark.metrics.all())
+    for board in ("official", "community"):
+        entries = board_entries(benchmark, board)
+        count = entries.count()
+        for descending in (False, True):
+            ordered = list(
+                entries.order_by(*board_ordering(BoardSort("rank", descending))).values_list(
+                    "submission_id", flat=True
+                )
+            )
+            pages = [
+                [
+                    row.submission_id
+                    for row in board_page(
+                        benchmark,
+                        board=board,
+                        sort=BoardSort("rank", descending),
+                        board_filter=BoardFilter(),
+                        page=number,
+                        metrics=metrics,
+                        count=count,
+                        page_size=4,
+                    ).rows
+                ]
+                for number in range(1, (count + 3) // 4 + 1)
+            ]
+            assert [key for page in pages for key in page] == ordered
+            assert all(len(page) == 4 for page in pages[:-1])
+    everything = list(
+        BoardEntry.objects.filter(benchmark=benchmark)
+        .order_by("rank", "submission_id")
+        .values_list("submission_id", flat=True)
+    )
+    for direction, expected in (("asc", everything), ("desc", everything[::-1])):
+        shown = []
+        for number in (1, 2, 3, 4, 5):  # 23 rows
+            response = client.get(
+                f"/api/v1/benchmarks/{benchmark.slug}/rankings/",
+                {"board": "all", "page_size": 5, "page": number, "direction": direction},
+            )
+            assert response.status_code == 200, response.content
+            shown += [row["submission_id"] for row in response.json()["results"]]
+        assert shown == expected
