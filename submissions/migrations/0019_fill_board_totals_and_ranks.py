@@ -34,7 +34,8 @@ def fill(apps, schema_editor):
                 method=benchmark.ranking_method,
                 order=tuple(benchmark.ranking_order) if lexicographic else (),
             )
-            specs = [MetricSpec(metric.key, metric.higher_is_better) for metric in metrics]
+            # The historical model has no `higher_is_better` property: its field.
+            specs = [MetricSpec(metric.key, metric.direction == "higher") for metric in metrics]
             groups = [rows]
             if benchmark.ranking_scope == "per_board":
                 groups = [[row for row in rows if row.board == board] for board in ("official", "community")]

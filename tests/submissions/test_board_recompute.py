@@ -5,10 +5,12 @@ ties, missing, pending, uncleaned and near-half values, older and newer runs, ju
 counts, intervals and both boards, under each ranking policy and scope; and the boards'
 totals are the rows' own."""
 
+import importlib
 import random
 from datetime import timedelta
 
 import pytest
+from django.apps import apps as django_apps
 from django.utils import timezone
 
 from benchmark.models import Benchmark
@@ -231,3 +233,21 @@ def test_a_page_in_rank_order_is_the_range_of_positions_the_whole_order_gives(sc
             assert response.status_code == 200, response.content
             shown += [row["submission_id"] for row in response.json()["results"]]
         assert shown == expected
+
+
+def test_the_migration_fills_what_a_recompute_stores():
+    """0019 gives the boards already on the database their totals, positions, per-metric ranks
+    and tiebreak values as `recompute_board` would (run here with the current models)."""
+    migration = importlib.import_module("submissions.migrations.0019_fill_board_totals_and_ranks")
+    benchmark = ensure_plugin_benchmark("medvidbench")
+    random_board(benchmark, 5, count=30)
+    services.recompute_board(benchmark)
+    expected, totals = stored_rows(benchmark), board_totals(benchmark)
+    BoardEntry.objects.update(metric_ranks={}, rank_sum=0, normalized_sum=0.0, position=0)
+    BoardEntry.objects.update(overall_position=0)
+    BoardTotals.objects.all().delete()
+
+    migration.fill(django_apps, None)
+
+    assert stored_rows(benchmark) == expected
+    assert board_totals(benchmark) == totals
