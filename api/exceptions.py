@@ -25,6 +25,7 @@ from core.exceptions import (
     InvalidTransition,
     JudgeUnavailable,
     QuotaExceeded,
+    StorageUnavailable,
 )
 
 STATUS = {
@@ -33,6 +34,7 @@ STATUS = {
     DuplicatePredictions: (status.HTTP_409_CONFLICT, "duplicate_predictions"),
     InvalidTransition: (status.HTTP_409_CONFLICT, "invalid_state"),
     JudgeUnavailable: (status.HTTP_503_SERVICE_UNAVAILABLE, "judge_unavailable"),
+    StorageUnavailable: (status.HTTP_503_SERVICE_UNAVAILABLE, "storage_unavailable"),
 }
 
 

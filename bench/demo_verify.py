@@ -144,7 +144,7 @@ def run(folder: Path, env: dict[str, str], args: argparse.Namespace) -> None:
     figure("demo_files_s", time.perf_counter() - started, f"demo files:   {figures_s(started)}")
 
     benchmark = ensure_plugin_benchmark("medvidbench")
-    root = Path(settings.PODIUM_FRAMES_DIR)
+    root = Path(settings.PODIUM_PRIVATE_DIR) / "frames"  # the local store's frames/
     started = time.perf_counter()
     demo.write_demo_frames(benchmark, demo_dir, root)
     frames_s = time.perf_counter() - started

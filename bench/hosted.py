@@ -105,7 +105,6 @@ def main() -> None:
             "DJANGO_SETTINGS_MODULE": "config.settings.test",
             "PODIUM_VAR_DIR": str(folder),
             "PODIUM_PRIVATE_DIR": str(folder / "private"),
-            "PODIUM_FRAMES_DIR": str(folder / "frames"),
             "LOG_LEVEL": "WARNING",
         }
         if args.database_url:
@@ -128,6 +127,7 @@ def run(folder: Path, env: dict[str, str], args: argparse.Namespace) -> None:
     from benchmark.plugins import get_plugin, registered
     from benchmark.selectors import active_testset, load_scoring_testset
     from benchmark.services import ensure_benchmark, import_testset
+    from core import private_files
     from hosting import runner, services
     from hosting.enums import RequestStatus
     from submissions.services import SubmissionDetails
@@ -138,8 +138,6 @@ def run(folder: Path, env: dict[str, str], args: argparse.Namespace) -> None:
         print(text, flush=True)
 
     settings.PODIUM_PRIVATE_DIR = folder / "private"
-    settings.PODIUM_TESTSET_DIR = folder / "private" / "testsets"
-    settings.PODIUM_FRAMES_DIR = folder / "frames"
     call_command("migrate", verbosity=0)
     plugin = HostedMedVidBench(get_plugin("medvidbench"))
     demo_dir = folder / "demo"
@@ -154,7 +152,7 @@ def run(folder: Path, env: dict[str, str], args: argparse.Namespace) -> None:
         benchmark = ensure_benchmark(plugin.definition)
         import_testset(benchmark, ground_truth)
         test_set = load_scoring_testset(active_testset(benchmark))
-        root = Path(settings.PODIUM_FRAMES_DIR)
+        root = Path(settings.PODIUM_PRIVATE_DIR) / "frames"  # the local store's frames/
         plugin.rerun.write_demo_media(files, test_set, root, benchmark.rerun_max_frames)
         say(f"demo files and frames: {time.perf_counter() - started:.1f} s")
 
@@ -214,7 +212,7 @@ def run(folder: Path, env: dict[str, str], args: argparse.Namespace) -> None:
                 answering = ended - started - finishing
                 rate = request.items_total / answering
                 bound = concurrency / args.latency
-                digest = hashlib.sha256(request.submission.predictions_path.read_bytes())
+                digest = hashlib.sha256(private_files.read(request.submission.predictions_file))
                 digests.append(digest.hexdigest())
                 figures[f"c{concurrency}"] = {
                     "questions": request.items_total,

@@ -56,7 +56,6 @@ def setup_django(folder: Path, database_url: str | None) -> None:
     from django.core.management import call_command
 
     settings.PODIUM_PRIVATE_DIR = folder / "private"
-    settings.PODIUM_TESTSET_DIR = folder / "private" / "testsets"
     call_command("migrate", verbosity=0)
 
 
@@ -196,6 +195,7 @@ def outage_run(benchmark, args, port: int, server: subprocess.Popen) -> subproce
     import threading
 
     from benchmark.selectors import load_scoring_testset
+    from core import private_files
     from judging import services
     from judging.standin import deterministic_verdict
     from plugins.medvidbench import scoring
@@ -232,7 +232,9 @@ def outage_run(benchmark, args, port: int, server: subprocess.Popen) -> subproce
     job.refresh_from_db()
     evaluation.refresh_from_db()
     test_set = load_scoring_testset(evaluation.test_set)
-    predictions = scoring.load_predictions(submission.predictions_path.read_bytes(), test_set)
+    predictions = scoring.load_predictions(
+        private_files.read(submission.predictions_file), test_set
+    )
     rubric = benchmark.rubric()
     items = build_items(test_set, predictions)
     expected = aggregate(

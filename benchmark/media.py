@@ -1,6 +1,10 @@
 """What a verification re-run sends with a question, for any benchmark: media files found under
 a folder, read as data URLs, and one user message's content in OpenAI's vision format.
 
+The folder is a local `Path` (a development machine's files, the stand-in model's) or a
+`MediaFolder`: the server's media, in the private store (`core.private_files.MediaFolder`,
+docs/storage.md), which may be an S3 bucket rather than a disk.
+
 Plugins build their re-run's messages with these (benchmark/plugins.py, `Rerun`), and so does
 the verifying app; a plugin may import `benchmark.*` but never `verifying`, so the shared part
 lives here. Plain Python, no Django.
@@ -12,7 +16,7 @@ import base64
 import mimetypes
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 JPEG_SIGNATURE = b"\xff\xd8\xff"
@@ -21,15 +25,35 @@ JPEG_SIGNATURE = b"\xff\xd8\xff"
 Content = list[dict[str, Any]]
 
 
+@runtime_checkable
+class MediaFolder(Protocol):
+    """Media files named by their path relative to the folder; a path that leads outside it
+    is missing and cannot be read."""
+
+    def read(self, relative: str) -> bytes:
+        """The file's bytes (`OSError` when it cannot be read or points outside)."""
+        ...
+
+    def missing(self, relatives: Sequence[str]) -> list[str]:
+        """The paths of `relatives` that are not files in the folder, in order."""
+        ...
+
+
+# Where a re-run's media are: a local folder or a media folder of the private store.
+Folder = Path | MediaFolder
+
+
 def media_file(root: Path, relative: str) -> Path | None:
     """Where a media path is under `root`, or None when it points outside it."""
     path = (root / relative).resolve()
     return path if path.is_relative_to(root.resolve()) else None
 
 
-def missing_files(root: Path, relatives: Iterable[str]) -> list[str]:
+def missing_files(root: Folder, relatives: Iterable[str]) -> list[str]:
     """The paths of `relatives` that are not files under `root` (a path leading outside it
     counts as missing), in order."""
+    if isinstance(root, MediaFolder):
+        return root.missing(list(relatives))
     missing = []
     for relative in relatives:
         path = media_file(root, relative)
@@ -49,11 +73,14 @@ def data_url(content: bytes, name: str = "") -> str:
     return f"data:{media_type};base64,{base64.b64encode(content).decode('ascii')}"
 
 
-def file_urls(root: Path, relatives: Iterable[str], *, what: str = "media") -> list[str]:
+def file_urls(root: Folder, relatives: Iterable[str], *, what: str = "media") -> list[str]:
     """The data URLs of the files `relatives` under `root`, in order (`OSError` if one cannot
     be read or points outside `root`)."""
     urls = []
     for relative in relatives:
+        if isinstance(root, MediaFolder):
+            urls.append(data_url(root.read(relative), relative))
+            continue
         path = media_file(root, relative)
         if path is None:
             raise OSError(f"{what} path {relative!r} points outside the {what} folder")

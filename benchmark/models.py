@@ -10,7 +10,6 @@ older version keep meaning what they meant.
 from __future__ import annotations
 
 import hashlib
-from pathlib import Path
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -425,9 +424,9 @@ class Category(models.Model):
 class TestSet(models.Model):
     """One version of a benchmark's private ground truth.
 
-    The file lives under ``settings.PODIUM_TESTSET_DIR`` (outside every served path), named
-    ``<slug>/v<version>-<checksum[:12]>.json``; ``file_name`` is relative to that folder. A row
-    and its file never change after import: a corrected ground truth is a new version, and each
+    The file is in the private store (``core.private_files``, never served; docs/storage.md)
+    as ``file_name``, its key: ``testsets/<slug>/v<version>-<checksum[:12]>.json``. A row and
+    its file never change after import: a corrected ground truth is a new version, and each
     result records the test set (hence its version) and the scorer version it was computed with.
 
     ``is_active`` marks the version new submissions are scored against, at most one per
@@ -440,7 +439,9 @@ class TestSet(models.Model):
     benchmark = models.ForeignKey(Benchmark, on_delete=models.PROTECT, related_name="test_sets")
     version = models.PositiveIntegerField()
     checksum = models.CharField(max_length=64, help_text="sha256 of the file, hex.")
-    file_name = models.CharField(max_length=255, help_text="Relative to PODIUM_TESTSET_DIR.")
+    file_name = models.CharField(
+        max_length=255, help_text="The file's key in the private store: testsets/<slug>/..."
+    )
     record_count = models.PositiveIntegerField()
     qa_type_counts = models.JSONField(default=dict)
     task_counts = models.JSONField(default=dict)
@@ -482,8 +483,3 @@ class TestSet(models.Model):
 
     def __str__(self) -> str:
         return f"{self.benchmark.slug} test set v{self.version}"
-
-    @property
-    def path(self) -> Path:
-        """Where the file is on disk (read from settings each time, so tests can move it)."""
-        return Path(settings.PODIUM_TESTSET_DIR) / self.file_name

@@ -33,6 +33,7 @@ import numpy as np
 
 if TYPE_CHECKING:
     from benchmark.definitions import BenchmarkDefinition
+    from benchmark.media import Folder
 
 ENTRY_POINT_GROUP = "podium.benchmarks"
 # The plugin of a benchmark created before plugins existed: MedVidBench was the only one.
@@ -242,12 +243,14 @@ class Rerun(Protocol):
     predictions file in the benchmark's own format, which the platform then checks and scores
     with `check_predictions` and `score` like any upload.
 
-    `root` is the benchmark's media folder on the server (`verifying.config.media_root`) and
+    `root` is the benchmark's media folder on the server (`verifying.config.media_root`: a
+    `benchmark.media.MediaFolder` of the private store, or a local `Path`; read it with
+    `benchmark.media.missing_files` and `file_urls`, which take either) and
     `max_media` the benchmark's `rerun_max_frames` copied onto the job; `indexes` are test-set
     positions (None: every item).
     """
 
-    # Where the media are under PODIUM_FRAMES_DIR: in a folder of their own named by the
+    # Where the media are under the private store's frames/: in a folder of their own named by the
     # benchmark's slug (True), or at the top (MedVidBench's frames, placed there before there
     # were plugins).
     media_in_slug_folder: bool
@@ -262,14 +265,14 @@ class Rerun(Protocol):
         ...
 
     def missing_media(
-        self, test_set: Any, root: Path, max_media: int, indexes: Iterable[int] | None = None
+        self, test_set: Any, root: Folder, max_media: int, indexes: Iterable[int] | None = None
     ) -> list[str]:
         """The media paths a re-run of `indexes` would send that are not files under `root`
         (a path leading outside it counts as missing), in test-set order."""
         ...
 
     def questions(
-        self, test_set: Any, root: Path, max_media: int, indexes: Iterable[int]
+        self, test_set: Any, root: Folder, max_media: int, indexes: Iterable[int]
     ) -> Iterator[tuple[int, Callable[[], list[dict[str, Any]]]]]:
         """(index, build) for each of `indexes`, in order: `build()` reads the item's media
         and returns one user message's content (`OSError` when a file cannot be read); it is

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import re
 from functools import lru_cache
 from typing import Any
@@ -13,6 +12,8 @@ from accounts.roles import can_view_hidden_benchmarks
 from benchmark.models import Benchmark, Category, TestSet
 from benchmark.plugins import plugin_for
 from benchmark.scoring.errors import GroundTruthError
+from core import private_files
+from core.private_files import PrivateFileCorrupt
 
 # Parsed ground truths kept per process. MedVidBench's 6,245 records take ~0.3 s to parse; a
 # process rarely needs more than the active version and the one before it.
@@ -71,35 +72,37 @@ def load_scoring_testset(test_set: TestSet) -> Any:
     """The parsed ground truth of a stored test set, ready for its benchmark plugin's
     ``check_predictions`` and ``score`` (benchmark/plugins.py).
 
-    Reads the private file and checks it still has the checksum recorded at import, then parses
-    it with the benchmark's plugin; the parsed object is cached per process (keyed by checksum,
-    path and benchmark), so the check and the parse happen once per process and version. Raises
-    ``TestSetFileError`` when the file is missing, its checksum differs, or the plugin now
-    rejects it.
+    Reads the private file through this machine's verified copy (``core.private_files.
+    verified_copy``: with S3, downloaded once per machine and checked against the checksum
+    recorded at import), then parses it with the benchmark's plugin; the parsed object is
+    cached per process (keyed by checksum, file and benchmark), so the check and the parse
+    happen once per process and version. Raises ``TestSetFileError`` when the file is missing
+    or its checksum differs, or the plugin now rejects it; ``StorageUnavailable`` when the
+    store cannot be reached.
     """
-    return _parse_stored_file(test_set.checksum, str(test_set.path), test_set.benchmark_id)
+    return _parse_stored_file(test_set.checksum, test_set.file_name, test_set.benchmark_id)
 
 
 @lru_cache(maxsize=PARSED_TESTSET_CACHE_SIZE)
-def _parse_stored_file(checksum: str, path: str, benchmark_id: int) -> Any:
+def _parse_stored_file(checksum: str, name: str, benchmark_id: int) -> Any:
     # lru_cache does not keep exceptions: a file restored after a failure is read again.
     try:
-        with open(path, "rb") as stream:
-            raw = stream.read()
-    except OSError as error:
-        raise TestSetFileError(f"Test set file {path} cannot be read: {error.strerror}.") from None
-    actual = hashlib.sha256(raw).hexdigest()
-    if actual != checksum:
+        raw = private_files.read_verified(name, checksum)
+    except FileNotFoundError:
         raise TestSetFileError(
-            f"Test set file {path} was altered: its sha256 is {actual}, "
+            f"Test set file {name} cannot be read: it is not in the private store."
+        ) from None
+    except PrivateFileCorrupt as error:
+        raise TestSetFileError(
+            f"Test set file {name} was altered: its sha256 is {error.actual}, "
             f"the imported file's was {checksum}."
-        )
+        ) from None
     plugin = plugin_for(Benchmark.objects.only("plugin").get(pk=benchmark_id))
     try:
         return plugin.read_test_set(raw)
     except GroundTruthError as error:
         raise TestSetFileError(
-            f"Test set file {path} no longer loads with scorer {plugin.scorer_version}:\n{error}"
+            f"Test set file {name} no longer loads with scorer {plugin.scorer_version}:\n{error}"
         ) from None
 
 

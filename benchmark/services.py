@@ -8,15 +8,11 @@ translate ``DomainError`` for their audience.
 from __future__ import annotations
 
 import hashlib
-import os
-import tempfile
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 from typing import Any
 
-from django.conf import settings
-from django.core.exceptions import ImproperlyConfigured
 from django.db import transaction
 from django.db.models import Max
 
@@ -26,6 +22,7 @@ from benchmark.plugins import get_plugin, plugin_for
 from benchmark.scoring.errors import GroundTruthError
 from benchmark.scoring.ranking import ranking_order_problem
 from benchmark.scoring.rubric import Rubric, RubricError
+from core import private_files
 from core.audit import record
 from core.exceptions import InvalidRankingPolicy, InvalidRubric, InvalidTestSet
 
@@ -99,22 +96,6 @@ def _board_inputs_changed(benchmark_id: int) -> None:
 # Test sets ------------------------------------------------------------------------------------
 
 
-def testset_dir() -> Path:
-    """The private folder that holds every imported ground-truth file.
-
-    Settings already refuse a folder under ``MEDIA_ROOT`` at start-up; this re-checks at the
-    moment of writing (settings can be overridden later, e.g. in tests) and adds ``STATIC_ROOT``.
-    """
-    directory = Path(settings.PODIUM_TESTSET_DIR).resolve()
-    for name in ("MEDIA_ROOT", "STATIC_ROOT"):
-        served = getattr(settings, name, None)
-        if served and directory.is_relative_to(Path(served).resolve()):
-            raise ImproperlyConfigured(
-                f"PODIUM_TESTSET_DIR ({directory}) must not be inside {name} ({served})."
-            )
-    return directory
-
-
 def import_testset(
     benchmark: Benchmark,
     source_path: str | Path,
@@ -130,15 +111,18 @@ def import_testset(
     ``InvalidTestSet`` carries the loader's message (every bad record and field) and nothing is
     written. Otherwise, in one transaction serialised on the benchmark row:
 
-    - the exact bytes validated are copied to ``PODIUM_TESTSET_DIR/<slug>/v<N>-<sha[:12]>.json``
-      (written to a temporary name, then renamed, so a reader never sees half a file);
+    - the exact bytes validated are stored in the private store as
+      ``testsets/<slug>/v<N>-<sha[:12]>.json`` (``core.private_files``: never half a file, never
+      over another), before the row that names it;
     - a ``TestSet`` row is created with version N = the highest so far + 1 and the file's
       checksum and counts, and one ``benchmark.testset.imported`` audit row is written;
     - if ``activate``, ``set_active_testset`` makes it the active version (its own audit row).
 
     Idempotent: a file whose checksum this benchmark already has returns that test set (made
     active if ``activate`` and it is not) and writes no new version. If the transaction fails,
-    the copied file is removed again.
+    the stored file is deleted again (if the store is down by then, it stays behind, named by
+    no row: harmless, docs/storage.md). A store that cannot be written raises
+    ``StorageUnavailable`` and imports nothing.
     """
     source = Path(source_path)
     try:
@@ -152,8 +136,7 @@ def import_testset(
         raise InvalidTestSet(str(error)) from None
     counts = plugin.test_set_counts(parsed)
     checksum = hashlib.sha256(raw).hexdigest()
-    directory = testset_dir()
-    written: Path | None = None
+    written: str | None = None
     try:
         with transaction.atomic():
             # Serialises imports of one benchmark, so two cannot both take version N.
@@ -165,9 +148,9 @@ def import_testset(
                 return existing
             highest = locked.test_sets.aggregate(highest=Max("version"))["highest"] or 0
             version = highest + 1
-            file_name = f"{locked.slug}/v{version}-{checksum[:12]}.json"
-            written = directory / file_name
-            _write_atomically(written, raw)
+            written = file_name = private_files.save(
+                f"testsets/{locked.slug}/v{version}-{checksum[:12]}.json", raw
+            )
             test_set = TestSet.objects.create(
                 benchmark=locked,
                 version=version,
@@ -197,25 +180,9 @@ def import_testset(
                 test_set = set_active_testset(test_set, actor=actor)
     except BaseException:
         if written is not None:
-            written.unlink(missing_ok=True)
+            private_files.delete_unnamed(written)
         raise
     return test_set
-
-
-def _write_atomically(destination: Path, content: bytes) -> None:
-    """Write ``content`` next to ``destination`` under a temporary name, flush it to disk, then
-    rename it into place. The file is private: readable by the server's user only."""
-    destination.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    handle, temporary = tempfile.mkstemp(dir=destination.parent, prefix=".import-", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(content)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.replace(temporary, destination)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
 
 
 def set_active_testset(test_set: TestSet, *, actor: Any, note: str = "") -> TestSet:

@@ -127,3 +127,8 @@ class InvalidEndpoint(DomainError):
     def __init__(self, message: str, *, field: str = ""):
         self.field = field
         super().__init__(message)
+
+
+class StorageUnavailable(DomainError):
+    """The private file store (a local folder or an S3 bucket, `core.private_files`) cannot be
+    reached or written just now; the request changed nothing and may be sent again."""

@@ -9,13 +9,13 @@ import ipaddress
 import socket
 from dataclasses import dataclass
 from datetime import timedelta
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from django.conf import settings
 
 from benchmark.plugins import Rerun
+from core.private_files import MediaFolder
 from inference.settings import KindSettings
 
 HOSTED = KindSettings("PODIUM_HOSTED")
@@ -68,11 +68,11 @@ def hosted_rules(benchmark: Any) -> HostedRules:
     )
 
 
-def media_root(benchmark: Any, rerun: Rerun) -> Path:
-    """Where the media a hosted evaluation sends are: the same folder a verification re-run
-    reads (`verifying.config.media_root`: PODIUM_FRAMES_DIR/<slug>/, or PODIUM_FRAMES_DIR
+def media_root(benchmark: Any, rerun: Rerun) -> MediaFolder:
+    """Where the media a hosted evaluation sends are: the same folder of the private store a
+    verification re-run reads (`verifying.config.media_root`: frames/<slug>/, or frames/
     itself for MedVidBench's frames), since both ask the plugin's `rerun.questions`."""
-    root = Path(settings.PODIUM_FRAMES_DIR)
+    root = MediaFolder("frames")
     return root / benchmark.slug if rerun.media_in_slug_folder else root
 
 

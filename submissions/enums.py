@@ -78,6 +78,8 @@ class FailureCode(models.TextChoices):
 
     INVALID_PREDICTIONS = "invalid_predictions", "The predictions file does not fit the test set"
     TEST_SET_UNAVAILABLE = "test_set_unavailable", "The test set could not be read"
+    # The private file store (S3, a shared folder) could not be reached (docs/storage.md).
+    FILES_UNAVAILABLE = "files_unavailable", "The stored files could not be reached"
     TIMED_OUT = "timed_out", "Scoring took too long"
     TOO_MANY_ATTEMPTS = "too_many_attempts", "Scoring was interrupted too often"
     INTERNAL_ERROR = "internal_error", "An internal error stopped scoring"

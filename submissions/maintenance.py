@@ -12,7 +12,7 @@ from typing import Any
 from django.db import transaction
 
 from benchmark.selectors import active_testset
-from core import audit
+from core import audit, private_files
 from core.exceptions import InvalidTransition
 
 from .enums import EvaluationStatus
@@ -53,7 +53,7 @@ def rerun_scoring(submission: Submission, *, actor: Any, note: str = "") -> Eval
                 "This entry has no predictions file (an imported published result): there is "
                 "nothing to score again."
             )
-        if not submission.predictions_path.is_file():
+        if not private_files.exists(submission.predictions_file):
             raise InvalidTransition("The entry's predictions file is missing on the server.")
         test_set = active_testset(submission.benchmark)
         if test_set is None:

@@ -8,8 +8,6 @@ reads the newest run that has scores.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from django.conf import settings
 from django.db import models
 from django.db.models.functions import Lower
@@ -74,7 +72,8 @@ class Submission(models.Model):
         default=False, help_text="An off-the-shelf model evaluated by the maintainers (*)."
     )
 
-    # The predictions file, kept privately (never served), relative to PODIUM_PRIVATE_DIR.
+    # The predictions file's key in the private store (never served; docs/storage.md):
+    # predictions/<slug>/<uuid>.json. Read it with `selectors.predictions_bytes`.
     predictions_file = models.CharField(max_length=255, blank=True)
     predictions_sha256 = models.CharField(max_length=64, blank=True)
     predictions_size = models.PositiveIntegerField(default=0)
@@ -136,10 +135,6 @@ class Submission(models.Model):
 
     def get_absolute_url(self) -> str:
         return reverse("submissions:detail", args=[self.pk])
-
-    @property
-    def predictions_path(self) -> Path:
-        return Path(settings.PODIUM_PRIVATE_DIR) / self.predictions_file
 
     @property
     def is_verified(self) -> bool:

@@ -15,7 +15,7 @@ from django.utils import timezone
 from benchmark.plugins import ScoredResult, plugin_for
 from benchmark.scoring.errors import PredictionsError
 from benchmark.selectors import TestSetFileError, load_scoring_testset
-from core.exceptions import DomainError, InvalidPredictions
+from core.exceptions import DomainError, InvalidPredictions, StorageUnavailable
 from core.workers import (
     CONNECTION_ERRORS,
     Heartbeat,
@@ -29,6 +29,7 @@ from .evaluation_status import set_evaluation_status
 from .intervals import ComputedReplicates, compute_replicates, store_replicates
 from .judge_step import notify_scored
 from .models import Evaluation
+from .selectors.files import predictions_bytes
 
 logger = logging.getLogger(__name__)
 
@@ -111,6 +112,14 @@ def _score_once(evaluation_id: int) -> Evaluation:
             result, replicates = _compute(evaluation)
     except CONNECTION_ERRORS:
         raise  # the connection, not the submission: retried once, else reaped
+    except StorageUnavailable:
+        logger.error("evaluation %s: the private file store cannot be reached", evaluation.pk)
+        return _fail(
+            evaluation,
+            FailureCode.FILES_UNAVAILABLE,
+            "The server's file store could not be reached; the maintainers have been told. "
+            "This run does not count towards your quota; please try again later.",
+        )
     except DomainError as error:
         return _fail(evaluation, FailureCode.INVALID_PREDICTIONS, str(error))
     except TestSetFileError as error:
@@ -187,7 +196,7 @@ def _compute(evaluation: Evaluation) -> tuple[ScoredResult, ComputedReplicates]:
     plugin = plugin_for(benchmark)
     test_set = load_scoring_testset(evaluation.test_set)
     try:
-        raw = submission.predictions_path.read_bytes()
+        raw = predictions_bytes(submission)
         predictions = plugin.check_predictions(
             raw,
             test_set,

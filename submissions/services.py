@@ -9,16 +9,12 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import os
-import tempfile
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
-from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 from django.utils import timezone
@@ -28,7 +24,7 @@ from benchmark.models import Benchmark
 from benchmark.plugins import plugin_for
 from benchmark.scoring.errors import PredictionsError
 from benchmark.selectors import active_testset, load_scoring_testset
-from core import audit
+from core import audit, private_files
 from core.exceptions import (
     DomainError,
     DuplicatePredictions,
@@ -162,7 +158,13 @@ def evaluations_used_today(user: Any, benchmark: Benchmark) -> int:
         # A hosted entry's run: its request was counted when it was submitted.
         .exclude(submission__source=SubmissionSource.HOSTED)
         .exclude(status=EvaluationStatus.CANCELLED)
-        .exclude(error_code__in=[FailureCode.INTERNAL_ERROR, FailureCode.TEST_SET_UNAVAILABLE])
+        .exclude(
+            error_code__in=[
+                FailureCode.INTERNAL_ERROR,
+                FailureCode.TEST_SET_UNAVAILABLE,
+                FailureCode.FILES_UNAVAILABLE,
+            ]
+        )
         .count()
     )
     return uploads + sum(counter(user, benchmark, since) for counter in _quota_uses)
@@ -302,8 +304,12 @@ def create_submission(
     checksum = hashlib.sha256(predictions).hexdigest()
     refuse_published_copy(benchmark, owner, checksum)
     test_set = active_testset(benchmark)
-    relative = Path("predictions") / benchmark.slug / f"{uuid.uuid4().hex}.json"
-    _write_private_file(relative, predictions)
+    # The object first, then the row that names it: a row never points at a missing file.
+    # Should the row not be written, the object is deleted again; if the store is down by
+    # then, it stays behind unnamed by any row, which is harmless (docs/storage.md).
+    stored = private_files.save(
+        f"predictions/{benchmark.slug}/{uuid.uuid4().hex}.json", predictions
+    )
     try:
         with transaction.atomic():
             # Lock the owner's row: concurrent uploads by one person queue here, so the count
@@ -322,15 +328,15 @@ def create_submission(
                 owner=owner,
                 source=source,
                 model_name_skeleton=confusable_key(details.model_name),
-                predictions_file=str(relative),
+                predictions_file=stored,
                 predictions_sha256=checksum,
                 predictions_size=len(predictions),
                 **vars(details),
             )
             audit.record("submissions.submission.created", actor=owner, target=submission)
             start_evaluation(submission, test_set=test_set, actor=owner)
-    except (DomainError, IntegrityError) as error:
-        (Path(settings.PODIUM_PRIVATE_DIR) / relative).unlink(missing_ok=True)
+    except BaseException as error:
+        private_files.delete_unnamed(stored)
         if isinstance(error, IntegrityError):  # a look-alike published meanwhile
             raise _name_taken(benchmark, details.model_name) from None
         raise
@@ -374,15 +380,6 @@ def start_evaluation(submission: Submission, *, test_set: Any, actor: Any) -> Ev
     set_evaluation_status(evaluation, EvaluationStatus.QUEUED, actor=actor)
     transaction.on_commit(lambda: enqueue_scoring(evaluation.pk))
     return evaluation
-
-
-def _write_private_file(relative: Path, content: bytes) -> None:
-    target = Path(settings.PODIUM_PRIVATE_DIR) / relative
-    target.parent.mkdir(parents=True, exist_ok=True)
-    descriptor, temporary = tempfile.mkstemp(dir=target.parent, suffix=".part")
-    with os.fdopen(descriptor, "wb") as stream:
-        stream.write(content)
-    os.replace(temporary, target)
 
 
 def import_published_result(

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests import redis_server
+from tests import redis_server, s3_server
 
 # The NAP label store of this run (plugins/medvidbench/scoring/label_store.py): a fresh folder,
 # not the user's cache, so no test depends on what an earlier run left there. Subprocesses
@@ -35,3 +35,31 @@ def redis_url():
             yield url
     except RuntimeError as error:
         pytest.fail(str(error))
+
+
+@pytest.fixture(scope="session")
+def s3_endpoint():
+    """A real S3-compatible server's URL: `PODIUM_TEST_S3_ENDPOINT_URL`, or a moto_server
+    started for the session (tests/s3_server.py)."""
+    try:
+        with s3_server.s3_endpoint() as url:
+            yield url
+    except RuntimeError as error:
+        pytest.fail(str(error))
+
+
+@pytest.fixture
+def s3_storage(s3_endpoint, settings, monkeypatch, tmp_path):
+    """The private store in a fresh bucket of the test S3 server for this test (and a fresh
+    local cache folder): yields the `tests.s3_server.S3Bucket`, whose `env()` a subprocess
+    needs and whose `object_keys()` lists what was stored. The local private folder moves to an
+    empty temporary one, so a test can check nothing was written there."""
+    bucket = s3_server.new_bucket(s3_endpoint)
+    for name, value in s3_server.credentials().items():
+        monkeypatch.setenv(name, value)
+    settings.PODIUM_PRIVATE_DIR = tmp_path / "local-private"
+    settings.PODIUM_PRIVATE_CACHE_DIR = tmp_path / "private-cache"
+    settings.PODIUM_S3_BUCKET = bucket.name
+    settings.PODIUM_S3_ENDPOINT_URL = bucket.endpoint_url
+    settings.STORAGES = {**settings.STORAGES, "private": bucket.storage()}
+    return bucket

@@ -5,12 +5,11 @@ media it sends are."""
 from __future__ import annotations
 
 from datetime import timedelta
-from pathlib import Path
 from typing import Any
 
-from django.conf import settings
-
+from benchmark.media import Folder
 from benchmark.plugins import Rerun
+from core.private_files import MediaFolder
 from inference.client import Backoff, Outage
 from inference.settings import KindSettings
 
@@ -45,14 +44,18 @@ def outage(endpoint_name: str) -> Outage:
     return RERUN.outage(endpoint_name)
 
 
-def frames_root() -> Path:
-    return Path(settings.PODIUM_FRAMES_DIR)
+FRAMES = "frames"
 
 
-def media_root(benchmark: Any, rerun: Rerun, *, top: Path | None = None) -> Path:
-    """Where a benchmark's re-run reads the media it sends: PODIUM_FRAMES_DIR/<slug>/, or
-    PODIUM_FRAMES_DIR itself for a plugin whose media are at the top (MedVidBench's frames,
-    there since before plugins existed); docs/verification.md. `top` stands for
-    PODIUM_FRAMES_DIR (the stand-in model's --frames-dir)."""
+def frames_root() -> MediaFolder:
+    """The media re-runs send, in the private store under frames/ (docs/storage.md)."""
+    return MediaFolder(FRAMES)
+
+
+def media_root(benchmark: Any, rerun: Rerun, *, top: Folder | None = None) -> Folder:
+    """Where a benchmark's re-run reads the media it sends: the private store's
+    frames/<slug>/, or frames/ itself for a plugin whose media are at the top (MedVidBench's
+    frames, there since before plugins existed); docs/verification.md. `top` stands for
+    frames/ (a local folder: the stand-in model's --frames-dir)."""
     root = top if top is not None else frames_root()
     return root / benchmark.slug if rerun.media_in_slug_folder else root

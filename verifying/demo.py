@@ -1,6 +1,6 @@
 """The re-run's part of the demo (`make run`): the media a re-run of each benchmark's demo test
 set sends (its plugin's `rerun.write_demo_media`: MedVidBench's synthetic frames under
-PODIUM_FRAMES_DIR, MedSG-Bench's images copied to PODIUM_FRAMES_DIR/medsg-bench/), the answers
+frames/ of the private store, MedSG-Bench's images copied to frames/medsg-bench/), the answers
 of the stand-in model (`manage.py standin_model`), and that stand-in registered as the demo
 entries' model endpoint, so a maintainer can take an entry from the Community board to the
 Official one through a real re-run on a fresh machine.
@@ -30,12 +30,14 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from benchmark.media import Folder
 from benchmark.plugins import (
     DEFAULT_PLUGIN,
     BenchmarkPlugin,
     plugin_for,
     plugins,
 )
+from core import private_files
 from submissions.demo import STANDIN_PREFIX, DemoLoaded, standin_model_name
 
 from .config import media_root
@@ -87,7 +89,7 @@ def demo_answer_tables(
     demo_dir: Path | None,
     max_media: Callable[[BenchmarkPlugin], int],
     *,
-    frames_root: Path | None = None,
+    frames_root: Folder | None = None,
     only: str | None = None,
     log: Callable[[str], Any] = lambda message: None,
 ) -> dict[str, dict[str, str]]:
@@ -96,7 +98,8 @@ def demo_answer_tables(
     read from `demo_dir` (`FileNotFoundError` without its ground truth: run load_demo); the
     others' are written again to a temporary folder (the same bytes as `load_demo`'s). A
     plugin whose media are not in place is left out, and said so in `log`. `frames_root`
-    stands for PODIUM_FRAMES_DIR; `only` keeps one plugin's."""
+    stands for the private store's frames/ (a local folder: the stand-in's --frames-dir);
+    `only` keeps one plugin's."""
     tables: dict[str, dict[str, str]] = {}
     for key, plugin in sorted(plugins().items()):
         if plugin.rerun is None or (only is not None and key != only):
@@ -145,7 +148,7 @@ def demo_answer_tables(
 def on_demo_loaded(loaded: DemoLoaded) -> None:
     """`load_demo`'s hook, once per benchmark: put the media a re-run of its demo test set sends
     in place (its plugin's `rerun.write_demo_media`: MedVidBench's synthetic frames under
-    PODIUM_FRAMES_DIR, MedSG-Bench's images copied to PODIUM_FRAMES_DIR/medsg-bench/), and with
+    frames/ of the private store, MedSG-Bench's images copied to frames/medsg-bench/), and with
     a stand-in model URL make the stand-in the model endpoint of every demo entry meant for
     the boards (keyless). Idempotent: an entry whose active endpoint is already that one keeps
     it."""
@@ -153,10 +156,21 @@ def on_demo_loaded(loaded: DemoLoaded) -> None:
     if plugin.rerun is None:
         return  # its model cannot be re-run: nothing to put in place
     test_set = plugin.read_test_set(loaded.files.test_set.read_bytes())
-    root = media_root(loaded.benchmark, plugin.rerun)
-    _, line = plugin.rerun.write_demo_media(
-        loaded.files, test_set, root, loaded.benchmark.rerun_max_frames
-    )
+    folder = media_root(loaded.benchmark, plugin.rerun)
+    local = folder.local_folder()
+    if local is not None:
+        _, line = plugin.rerun.write_demo_media(
+            loaded.files, test_set, local, loaded.benchmark.rerun_max_frames
+        )
+    else:
+        # The store is S3: the plugin writes its media to a folder of this machine, whose
+        # files not yet in the store are then uploaded (docs/storage.md).
+        staging = private_files.cache_dir() / "demo-media" / folder.prefix
+        _, line = plugin.rerun.write_demo_media(
+            loaded.files, test_set, staging, loaded.benchmark.rerun_max_frames
+        )
+        uploaded = private_files.upload_folder(staging, folder.prefix)
+        line += f" {uploaded} of them uploaded to the private store's {folder.prefix}/."
     loaded.log(line)
     _register_standins(loaded, lambda entry: standin_model_name(plugin.key, entry.predictions))
 

@@ -10,8 +10,6 @@ scores it and keeps the discrepancy report beside the entry's self-reported valu
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from django.conf import settings
 from django.db import models
 
@@ -66,7 +64,8 @@ class RerunJob(Job):
     `status` is written only by
     `verifying.services.set_rerun_status`. The counters are progress for the admin; the items
     are the truth they are recomputed from. `metrics`, `result` and `report` are filled when the
-    job is done; `predictions_file` is relative to PODIUM_PRIVATE_DIR."""
+    job is done; `predictions_file` is the re-run's answers' key in the private store
+    (`core.private_files`: reruns/<slug>/rerun-<id>-<random>.json)."""
 
     submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="reruns")
     endpoint = models.ForeignKey(ModelEndpoint, on_delete=models.PROTECT, related_name="jobs")
@@ -94,12 +93,6 @@ class RerunJob(Job):
 
     def __str__(self) -> str:
         return f"Re-run {self.pk} of {self.submission}: {self.status}"
-
-    @property
-    def predictions_path(self) -> Path | None:
-        if not self.predictions_file:
-            return None
-        return Path(settings.PODIUM_PRIVATE_DIR) / self.predictions_file
 
 
 class RerunItem(Item):

@@ -5,12 +5,7 @@ entry's self-reported result (docs/verification.md)."""
 from __future__ import annotations
 
 import hashlib
-import os
-import tempfile
-from pathlib import Path
 from typing import Any
-
-from django.conf import settings
 
 from benchmark.plugins import plugin_for
 from benchmark.scoring.rubric import JudgeOutcome, RubricError
@@ -27,15 +22,6 @@ from .config import backoff, outage
 from .models import RerunJob
 
 BULK_BATCH = 1000
-
-
-def write_private_file(relative: Path, content: bytes) -> None:
-    target = Path(settings.PODIUM_PRIVATE_DIR) / relative
-    target.parent.mkdir(parents=True, exist_ok=True)
-    descriptor, temporary = tempfile.mkstemp(dir=target.parent, suffix=".part")
-    with os.fdopen(descriptor, "wb") as stream:
-        stream.write(content)
-    os.replace(temporary, target)
 
 
 def judge_captions(

@@ -18,6 +18,7 @@ from a report to the Official board.
 from __future__ import annotations
 
 import logging
+import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,7 +32,7 @@ from benchmark.plugins import BenchmarkPlugin, Rerun, plugin_for
 from benchmark.scoring.errors import PredictionsError
 from benchmark.scoring.strict_json import without_refused_characters
 from benchmark.selectors import load_scoring_testset
-from core import audit
+from core import audit, private_files
 from core.exceptions import DomainError, InvalidTransition
 from inference import lifecycle
 from inference.answering import ENDPOINT_NAME as MODEL_ENDPOINT
@@ -55,7 +56,7 @@ from .config import (
 from .enums import ACTIVE_RERUN_STATES, ItemState, RerunStatus
 from .evidence import verify_from_report
 from .models import ModelEndpoint, RerunItem, RerunJob
-from .report import build_report, judge_captions, write_private_file
+from .report import build_report, judge_captions
 
 logger = logging.getLogger(__name__)
 
@@ -398,8 +399,6 @@ def finish_job(job: RerunJob) -> RerunJob:
     test_set = load_scoring_testset(job.test_set)
     answers = dict(job.items.values_list("sample_index", "answer"))
     raw = rerun.predictions_file(test_set, answers, options)
-    relative = Path("reruns") / submission.benchmark.slug / f"rerun-{job.pk}.json"
-    write_private_file(relative, raw)
     try:
         predictions = plugin.check_predictions(
             raw, test_set, options=options, max_prediction_chars=None
@@ -419,11 +418,18 @@ def finish_job(job: RerunJob) -> RerunJob:
         judge_note = f"{submission.benchmark.name} has no judge step: every metric is scored."
     report = build_report(job.submission, metrics, failed_items=progress.failed)
     report["judge"] = judge_note
+    # The file first, then the row that names it. A name of its own each time: a job finished
+    # twice (a redelivered task) never writes over the file a row names; the loser deletes its
+    # own again.
+    stored = private_files.save(
+        f"reruns/{submission.benchmark.slug}/rerun-{job.pk}-{uuid.uuid4().hex[:12]}.json", raw
+    )
     with transaction.atomic():
         locked = RerunJob.objects.select_for_update().get(pk=job.pk)
         if locked.state != RerunStatus.RUNNING:
+            transaction.on_commit(lambda: private_files.delete_unnamed(stored))
             return locked
-        locked.predictions_file = str(relative)
+        locked.predictions_file = stored
         locked.metrics = metrics
         locked.result = result
         locked.report = report

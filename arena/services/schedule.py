@@ -33,6 +33,7 @@ from core import audit
 from core.exceptions import DomainError, JudgeUnavailable
 from judging.services import active_endpoint
 from submissions.models import BoardEntry, CategoryRating, Evaluation, Submission
+from submissions.selectors.files import predictions_bytes
 
 from ..enums import ACTIVE_JOB_STATES, JobStatus, Shown
 from ..models import Battle, BattleItem, BattleJob, CategoryFit
@@ -76,7 +77,7 @@ def _answers(
     """The entry's answers to the category's questions, read from its predictions file with
     the plugin's own checks (`PredictionsError`, `OSError` when it cannot be read)."""
     predictions = plugin.check_predictions(
-        submission.predictions_path.read_bytes(),
+        predictions_bytes(submission),
         test_set,
         options=submission.options or {},
         max_prediction_chars=None,

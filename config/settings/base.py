@@ -21,6 +21,7 @@ from config.env import (
     env_path,
     env_str,
 )
+from config.storage import private_storage
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 
@@ -270,17 +271,43 @@ STATIC_ROOT = env_path("STATIC_ROOT", BASE_DIR / "staticfiles")
 MEDIA_URL = "media/"
 MEDIA_ROOT = env_path("MEDIA_ROOT", VAR_DIR / "media")
 
-# Private data: ground truth and other files that must never be served. Deliberately outside
-# MEDIA_ROOT so no URL can reach it; only services read it.
+# --- Private files (docs/storage.md): predictions, test sets, re-run answers and the media a
+# re-run sends; never served. Kept in Django's `storages["private"]`: the folder
+# PODIUM_PRIVATE_DIR by default (outside MEDIA_ROOT, so no URL can reach it), an S3 bucket when
+# PODIUM_S3_BUCKET is set (web and workers on many machines then share no disk). The
+# credentials are boto3's own AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY (or an instance role),
+# read from the environment by boto3 and never copied into the settings.
 PODIUM_PRIVATE_DIR = env_path("PODIUM_PRIVATE_DIR", VAR_DIR / "private")
-PODIUM_TESTSET_DIR = env_path("PODIUM_TESTSET_DIR", PODIUM_PRIVATE_DIR / "testsets")
-# The test sets' video frames (their `video` paths are relative to it), sent to a model that is
-# re-run to verify an entry (docs/verification.md).
-PODIUM_FRAMES_DIR = env_path("PODIUM_FRAMES_DIR", PODIUM_PRIVATE_DIR / "frames")
-if PODIUM_TESTSET_DIR.is_relative_to(MEDIA_ROOT) or PODIUM_PRIVATE_DIR.is_relative_to(MEDIA_ROOT):
-    raise ImproperlyConfigured(
-        "PODIUM_PRIVATE_DIR and PODIUM_TESTSET_DIR must be outside MEDIA_ROOT."
-    )
+if PODIUM_PRIVATE_DIR.is_relative_to(MEDIA_ROOT):
+    raise ImproperlyConfigured("PODIUM_PRIVATE_DIR must be outside MEDIA_ROOT.")
+# Retired: test sets and frames are keys in the private store (testsets/..., frames/...), no
+# longer folders of their own. A deployment that still points them elsewhere is stopped rather
+# than silently reading another folder (docs/storage.md, "Moving from PODIUM_TESTSET_DIR").
+for _retired, _where in (("PODIUM_TESTSET_DIR", "testsets"), ("PODIUM_FRAMES_DIR", "frames")):
+    _value = env_str(_retired).strip()
+    if _value and Path(_value).resolve() != (PODIUM_PRIVATE_DIR / _where).resolve():
+        raise ImproperlyConfigured(
+            f"{_retired} is retired: the files are under PODIUM_PRIVATE_DIR/{_where}/ (or the "
+            f"S3 bucket's {_where}/). Move them there and unset {_retired} (docs/storage.md)."
+        )
+PODIUM_S3_BUCKET = env_str("PODIUM_S3_BUCKET").strip()
+PODIUM_S3_ENDPOINT_URL = env_str("PODIUM_S3_ENDPOINT_URL").strip()
+PODIUM_S3_REGION = env_str("PODIUM_S3_REGION").strip()
+PODIUM_S3_PREFIX = env_str("PODIUM_S3_PREFIX", "private/")
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    "private": private_storage(
+        bucket=PODIUM_S3_BUCKET,
+        endpoint_url=PODIUM_S3_ENDPOINT_URL,
+        region=PODIUM_S3_REGION,
+        prefix=PODIUM_S3_PREFIX,
+    ),
+}
+# This machine's verified copies of private files that code reads from a local path (test
+# sets), named by their sha256 (core/private_files.py). Per machine, never shared; with the
+# local store nothing is copied here.
+PODIUM_PRIVATE_CACHE_DIR = env_path("PODIUM_PRIVATE_CACHE_DIR", VAR_DIR / "cache" / "private")
 
 # A board page's table is cached until the board is next recomputed (docs/boards.md); this is
 # only how long superseded copies may linger. 0 turns the cache off (dev: edited templates
@@ -423,6 +450,10 @@ PODIUM_NEVER_A_JUDGE_KEY_ENV = frozenset(
         "PODIUM_FIELD_ENCRYPTION_KEYS",
         "PODIUM_SHARED_CACHE_URL",
         "Q_REDIS_URL",
+        # The private store's S3 credentials (docs/storage.md).
+        "AWS_ACCESS_KEY_ID",
+        "AWS_SECRET_ACCESS_KEY",
+        "AWS_SESSION_TOKEN",
     }
 )
 if _refused := sorted(set(PODIUM_JUDGE_KEY_ENV_ALLOWLIST) & PODIUM_NEVER_A_JUDGE_KEY_ENV):

@@ -22,6 +22,7 @@ from submissions.enums import EvaluationStatus
 from submissions.judge_step import copy_for_rejudge, publish_judge_metrics
 from submissions.models import Evaluation
 from submissions.notifications import notify_judge_failed, notify_judge_held
+from submissions.selectors.files import predictions_bytes
 from submissions.services import set_evaluation_status
 
 from ..enums import ACTIVE_JOB_STATES, ItemState, JobStatus
@@ -69,7 +70,7 @@ def start_judge(evaluation: Evaluation, *, actor: Any = None, enqueue: bool = Tr
     try:
         test_set = load_scoring_testset(evaluation.test_set)
         predictions = plugin.check_predictions(
-            evaluation.submission.predictions_path.read_bytes(),
+            predictions_bytes(evaluation.submission),
             test_set,
             options=evaluation.submission.options,
             max_prediction_chars=benchmark.max_prediction_chars,
@@ -217,7 +218,7 @@ def _judgement(job: JudgeJob) -> Judgement:
     plugin = plugin_for(submission.benchmark)
     test_set = load_scoring_testset(evaluation.test_set)
     predictions = plugin.check_predictions(
-        submission.predictions_path.read_bytes(),
+        predictions_bytes(submission),
         test_set,
         options=submission.options,
         max_prediction_chars=None,

@@ -13,6 +13,7 @@ from benchmark.plugins import plugin_for
 from benchmark.selectors import load_scoring_testset
 from submissions.intervals import add_metric_replicates, compute_replicates, store_replicates
 from submissions.models import Evaluation
+from submissions.selectors.files import predictions_bytes
 
 from ..enums import JobStatus
 from .jobs import _judgement
@@ -30,7 +31,7 @@ def recompute_run_replicates(evaluation: Evaluation) -> bool:
     plugin = plugin_for(submission.benchmark)
     test_set = load_scoring_testset(evaluation.test_set)
     predictions = plugin.check_predictions(
-        submission.predictions_path.read_bytes(),
+        predictions_bytes(submission),
         test_set,
         options=submission.options,
         max_prediction_chars=submission.benchmark.max_prediction_chars,

@@ -48,14 +48,18 @@ class ClinicalQARerun:
     def missing_media(
         self,
         test_set: ClinicalQATestSet,
-        root: Path,
+        root: media.Folder,
         max_media: int,
         indexes: Iterable[int] | None = None,
     ) -> list[str]:
         return []
 
     def questions(
-        self, test_set: ClinicalQATestSet, root: Path, max_media: int, indexes: Iterable[int]
+        self,
+        test_set: ClinicalQATestSet,
+        root: media.Folder,
+        max_media: int,
+        indexes: Iterable[int],
     ) -> Iterator[tuple[int, Callable[[], media.Content]]]:
         for index in indexes:
             item = test_set.items[index]

@@ -4,7 +4,7 @@ question as one user message, and the answers as a MedSG-Bench predictions file,
 the box convention the entry declared, as its upload was).
 
 Where the images are: the test set's `images` paths are relative to the evaluation JSON's
-folder; on the server they are under the benchmark's media folder, PODIUM_FRAMES_DIR/<slug>/
+folder; on the server they are under the benchmark's media folder, the private store's frames/<slug>/
 (`media_in_slug_folder`), at the same relative paths (docs/verification.md).
 
 The message (our choice; the spec is silent): an item's question names its images with
@@ -62,14 +62,14 @@ class MedSGRerun:
     def missing_media(
         self,
         test_set: MedSGTestSet,
-        root: Path,
+        root: media.Folder,
         max_media: int,
         indexes: Iterable[int] | None = None,
     ) -> list[str]:
         return media.missing_files(root, self.media_paths(test_set, max_media, indexes))
 
     def questions(
-        self, test_set: MedSGTestSet, root: Path, max_media: int, indexes: Iterable[int]
+        self, test_set: MedSGTestSet, root: media.Folder, max_media: int, indexes: Iterable[int]
     ) -> Iterator[tuple[int, Callable[[], media.Content]]]:
         for item in _items(test_set, indexes):
 

@@ -6,7 +6,7 @@ prediction}` in test-set order.
 The sampling rule (docs/verification.md; the spec is silent): at most `limit` frames, at evenly
 spaced indices that include the first and the last, `round(i * (n - 1) / (limit - 1))` for
 i = 0 .. limit - 1; a sample with `limit` frames or fewer sends all of them. The frames are the
-sample's `video` paths relative to the top of PODIUM_FRAMES_DIR (where they were before there
+sample's `video` paths relative to the top of the private store's frames/ (where they were before there
 were plugins, so `media_in_slug_folder` is False). No Django here.
 """
 
@@ -38,7 +38,7 @@ def sampled_frames(frames: Sequence[str], limit: int) -> list[str]:
     return [frames[i] for i in sampled_indices(len(frames), limit)]
 
 
-def frame_urls(sample: Sample, root: Path, limit: int) -> list[str]:
+def frame_urls(sample: Sample, root: media.Folder, limit: int) -> list[str]:
     """The data URLs of the sample's sampled frames (`OSError` if one cannot be read)."""
     return media.file_urls(root, sampled_frames(sample.frames, limit), what="frame")
 
@@ -69,14 +69,14 @@ class MedVidBenchRerun:
     def missing_media(
         self,
         test_set: TestSet,
-        root: Path,
+        root: media.Folder,
         max_media: int,
         indexes: Iterable[int] | None = None,
     ) -> list[str]:
         return media.missing_files(root, self.media_paths(test_set, max_media, indexes))
 
     def questions(
-        self, test_set: TestSet, root: Path, max_media: int, indexes: Iterable[int]
+        self, test_set: TestSet, root: media.Folder, max_media: int, indexes: Iterable[int]
     ) -> Iterator[tuple[int, Callable[[], media.Content]]]:
         # A clip's questions are asked one after another and send the same frames: the last
         # clip's data URLs are kept (one clip, so memory stays small; a race between two

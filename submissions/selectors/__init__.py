@@ -79,6 +79,7 @@ from .entries import (
     submission_for_user,
     submissions_for_user,
 )
+from .files import predictions_bytes
 from .status import (
     POLLING_STATES,
     PROGRESS_STEPS,
@@ -169,6 +170,7 @@ __all__ = [
     "own_duplicates",
     "parse_board_filter",
     "parse_board_sort",
+    "predictions_bytes",
     "published_lookalike",
     "ranking_entry",
     "ranking_policy",

@@ -8,6 +8,7 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from accounts.services import create_api_token, revoke_api_token
+from core import private_files
 from judging.services import configure_endpoint
 from submissions.enums import EvaluationStatus, VerificationStatus
 from submissions.models import Submission
@@ -51,7 +52,7 @@ def test_a_valid_file_is_stored_queued_and_described(benchmark, perfect_predicti
     assert body["model_name"] == "ScriptModel"
     assert body["publish"] is True
     assert body["evaluation"]["status"] == EvaluationStatus.QUEUED
-    assert submission.predictions_path.read_bytes() == perfect_predictions
+    assert private_files.read(submission.predictions_file) == perfect_predictions
 
 
 def test_a_misaligned_file_is_refused_with_its_rows_and_nothing_is_stored(

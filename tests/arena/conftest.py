@@ -30,8 +30,6 @@ KINDS = ("strong", "good", "fair", "weak")
 @pytest.fixture
 def private_dir(settings, tmp_path):
     settings.PODIUM_PRIVATE_DIR = tmp_path / "private"
-    settings.PODIUM_TESTSET_DIR = tmp_path / "private" / "testsets"
-    settings.PODIUM_FRAMES_DIR = tmp_path / "private" / "frames"
     clear_parsed_testsets()
     yield settings.PODIUM_PRIVATE_DIR
     clear_parsed_testsets()

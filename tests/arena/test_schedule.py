@@ -6,8 +6,10 @@ stored. The hooks fire through the real on-commit callbacks."""
 
 import itertools
 import json
+from pathlib import Path
 
 import pytest
+from django.conf import settings
 
 from arena.enums import JobStatus, Shown
 from arena.models import BattleItem, BattleJob
@@ -217,7 +219,7 @@ def test_an_opponent_whose_file_cannot_be_read_is_left_out_and_another_chosen(
     one, two = entered(("one", "strong"), ("two", "good"))
     pick = choose_opponents("three", [Opponent("one"), Opponent("two")], 1)
     broken, other = (one, two) if pick == ["one"] else (two, one)
-    broken.predictions_path.write_bytes(b"not json")
+    (Path(settings.PODIUM_PRIVATE_DIR) / broken.predictions_file).write_bytes(b"not json")
 
     (three,) = entered(("three", "weak"))
 

@@ -9,9 +9,10 @@ from benchmark.selectors import clear_parsed_testsets
 
 @pytest.fixture
 def testset_dir(settings, tmp_path) -> Path:
-    """A fresh private test-set folder (not created yet), and no parsed test set cached."""
+    """The test sets' folder of a fresh local private store (not created yet), and no parsed
+    test set cached."""
+    settings.PODIUM_PRIVATE_DIR = tmp_path / "private"
     directory = tmp_path / "private" / "testsets"
-    settings.PODIUM_TESTSET_DIR = directory
     clear_parsed_testsets()
     yield directory
     clear_parsed_testsets()

@@ -52,7 +52,7 @@ class TestSetFactory(factory.django.DjangoModelFactory):
     checksum = factory.Sequence(lambda n: hashlib.sha256(f"test set {n}".encode()).hexdigest())
     file_name = factory.LazyAttribute(
         lambda test_set: (
-            f"{test_set.benchmark.slug}/v{test_set.version}-{test_set.checksum[:12]}.json"
+            f"testsets/{test_set.benchmark.slug}/v{test_set.version}-{test_set.checksum[:12]}.json"
         )
     )
     record_count = 3

@@ -157,7 +157,10 @@ def test_a_test_set_is_read_only_in_the_admin(admin_client):
 
     assert response.status_code == 403
     test_set.refresh_from_db()
-    assert (test_set.is_active, test_set.file_name.startswith(test_set.benchmark.slug)) == (
+    assert (
+        test_set.is_active,
+        test_set.file_name.startswith(f"testsets/{test_set.benchmark.slug}/"),
+    ) == (
         False,
         True,
     )

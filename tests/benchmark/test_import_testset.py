@@ -34,7 +34,7 @@ def test_import_prints_the_new_version(benchmark, ground_truth, testset_dir):
     test_set = TestSet.objects.get()
     assert output == (
         f"Imported MedVidBench test set v1 (5 records, sha256 {test_set.checksum[:12]}, active) "
-        f"as {testset_dir / test_set.file_name}\n"
+        f"as testsets/medvidbench/v1-{test_set.checksum[:12]}.json\n"
     )
     assert (test_set.version, test_set.is_active, test_set.imported_by) == (1, True, None)
 

@@ -120,11 +120,10 @@ def test_a_metric_knows_its_direction():
     assert MetricFactory.build(direction="lower").higher_is_better is False
 
 
-def test_a_test_set_path_is_inside_the_private_folder(settings, tmp_path):
-    settings.PODIUM_TESTSET_DIR = tmp_path
+def test_a_test_set_is_named_by_its_key_in_the_private_store():
     test_set = TestSetFactory(benchmark=BenchmarkFactory(slug="medvidbench"), version=2)
 
-    assert test_set.path == tmp_path / "medvidbench" / f"v2-{test_set.checksum[:12]}.json"
+    assert test_set.file_name == f"testsets/medvidbench/v2-{test_set.checksum[:12]}.json"
     assert str(test_set) == "medvidbench test set v2"
 
 

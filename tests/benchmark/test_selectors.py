@@ -1,6 +1,8 @@
 import hashlib
+from pathlib import Path
 
 import pytest
+from django.conf import settings
 from django.contrib.auth.models import AnonymousUser
 
 from benchmark.models import Benchmark
@@ -88,37 +90,41 @@ def test_load_scoring_testset_parses_once_per_process(imported):
     assert load_scoring_testset(imported) is load_scoring_testset(imported)
 
 
+def stored(test_set) -> Path:
+    return Path(settings.PODIUM_PRIVATE_DIR) / test_set.file_name
+
+
 def test_a_tampered_file_is_detected(imported):
-    tampered = imported.path.read_bytes().replace(b"tying", b"cutting")
-    imported.path.write_bytes(tampered)
+    tampered = stored(imported).read_bytes().replace(b"tying", b"cutting")
+    stored(imported).write_bytes(tampered)
 
     with pytest.raises(TestSetFileError) as raised:
         load_scoring_testset(imported)
 
     assert str(raised.value) == (
-        f"Test set file {imported.path} was altered: its sha256 is "
+        f"Test set file {imported.file_name} was altered: its sha256 is "
         f"{hashlib.sha256(tampered).hexdigest()}, the imported file's was {imported.checksum}."
     )
 
 
 def test_a_missing_file_is_reported(imported):
-    imported.path.unlink()
+    stored(imported).unlink()
 
     with pytest.raises(TestSetFileError) as raised:
         load_scoring_testset(imported)
 
     assert str(raised.value) == (
-        f"Test set file {imported.path} cannot be read: No such file or directory."
+        f"Test set file {imported.file_name} cannot be read: it is not in the private store."
     )
 
 
 def test_a_restored_file_loads_again_after_a_failure(imported):
-    original = imported.path.read_bytes()
-    imported.path.unlink()
+    original = stored(imported).read_bytes()
+    stored(imported).unlink()
     with pytest.raises(TestSetFileError):
         load_scoring_testset(imported)
 
-    imported.path.write_bytes(original)
+    stored(imported).write_bytes(original)
 
     assert load_scoring_testset(imported).checksum == imported.checksum
 
@@ -127,14 +133,14 @@ def test_a_file_the_scorer_now_rejects_is_reported(testset_dir):
     # A row whose file passes the checksum but not the loader (e.g. after a scorer change).
     raw = b'[{"qa_type": "tal"}]'
     test_set = TestSetFactory(checksum=hashlib.sha256(raw).hexdigest())
-    test_set.path.parent.mkdir(parents=True)
-    test_set.path.write_bytes(raw)
+    stored(test_set).parent.mkdir(parents=True)
+    stored(test_set).write_bytes(raw)
 
     with pytest.raises(TestSetFileError) as raised:
         load_scoring_testset(test_set)
 
     assert str(raised.value) == (
-        f"Test set file {test_set.path} no longer loads with scorer {SCORER_VERSION}:\n"
+        f"Test set file {test_set.file_name} no longer loads with scorer {SCORER_VERSION}:\n"
         "The ground-truth file was rejected (1 problem(s)):\n"
         "  - row 0, field 'conversations': expected a non-empty list of turns"
     )

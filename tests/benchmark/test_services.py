@@ -18,6 +18,7 @@ from benchmark.services import (
     update_benchmark,
     update_metric,
 )
+from core import private_files
 from core.audit import events_for
 from core.exceptions import InvalidRankingPolicy, InvalidTestSet
 from core.models import AuditEvent
@@ -81,7 +82,7 @@ def test_import_creates_version_1_with_its_counts_and_a_private_copy(
     test_set.refresh_from_db()
     assert list(TestSet.objects.all()) == [test_set]
     assert (test_set.version, test_set.checksum, test_set.record_count) == (1, checksum, 5)
-    assert test_set.file_name == f"medvidbench/v1-{checksum[:12]}.json"
+    assert test_set.file_name == f"testsets/medvidbench/v1-{checksum[:12]}.json"
     assert test_set.qa_type_counts == {
         "cvs_assessment": 1,
         "next_action": 1,
@@ -108,8 +109,7 @@ def test_import_creates_version_1_with_its_counts_and_a_private_copy(
         "first release",
     )
     assert test_set.is_active is True
-    assert test_set.path == testset_dir / "medvidbench" / f"v1-{checksum[:12]}.json"
-    assert test_set.path.read_bytes() == raw
+    assert (testset_dir / "medvidbench" / f"v1-{checksum[:12]}.json").read_bytes() == raw
     assert files_under(testset_dir) == ["medvidbench", f"medvidbench/v1-{checksum[:12]}.json"]
 
 
@@ -146,8 +146,8 @@ def test_a_second_file_becomes_version_2_and_the_only_active_one(
     assert (first.version, first.is_active) == (1, False)
     assert (second.version, second.is_active) == (2, True)
     assert list(TestSet.objects.filter(is_active=True)) == [second]
-    assert first.path.read_bytes() == ground_truth.read_bytes()
-    assert second.path.read_bytes() == corrected.read_bytes()
+    assert private_files.read(first.file_name) == ground_truth.read_bytes()
+    assert private_files.read(second.file_name) == corrected.read_bytes()
     assert events_for(second).first().data == {"from": 1, "to": 2, "note": ""}
 
 
@@ -180,7 +180,7 @@ def test_reimporting_the_same_file_returns_the_existing_test_set(
 
     assert again == first
     assert list(TestSet.objects.all()) == [first]
-    assert files_under(testset_dir) == ["medvidbench", first.file_name]
+    assert files_under(testset_dir) == ["medvidbench", first.file_name.removeprefix("testsets/")]
     assert actions() == ["benchmark.testset.imported", "benchmark.testset.activated"]
 
 
@@ -208,7 +208,7 @@ def test_the_same_file_may_be_imported_for_another_benchmark(benchmark, ground_t
     theirs = import_testset(other, ground_truth)
 
     assert (theirs.benchmark, theirs.version, theirs.checksum) == (other, 1, mine.checksum)
-    assert theirs.file_name.startswith("medvidbench-lite/v1-")
+    assert theirs.file_name.startswith("testsets/medvidbench-lite/v1-")
     assert list(TestSet.objects.filter(is_active=True).order_by("id")) == [mine, theirs]
 
 
@@ -269,7 +269,7 @@ def test_a_failed_transaction_removes_the_copied_file(benchmark, ground_truth, t
 
 def test_a_private_folder_inside_media_root_is_refused(benchmark, ground_truth, settings, tmp_path):
     settings.MEDIA_ROOT = tmp_path / "media"
-    settings.PODIUM_TESTSET_DIR = tmp_path / "media" / "testsets"
+    settings.PODIUM_PRIVATE_DIR = tmp_path / "media" / "private"
 
     with pytest.raises(ImproperlyConfigured, match="must not be inside MEDIA_ROOT"):
         import_testset(benchmark, ground_truth)

@@ -55,6 +55,7 @@ def test_the_domain_errors_are_siblings():
         "InvalidRatings",
         "InvalidFact",
         "InvalidEndpoint",
+        "StorageUnavailable",
     }
 
 

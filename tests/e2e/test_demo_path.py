@@ -77,7 +77,12 @@ def standin_model(demo, standin_port, settings):
     process = subprocess.Popen(
         [
             *(sys.executable, "manage.py", "standin_model", "--port", str(standin_port)),
-            *("--demo-dir", str(demo), "--frames-dir", str(settings.PODIUM_FRAMES_DIR)),
+            *(
+                "--demo-dir",
+                str(demo),
+                "--frames-dir",
+                str(Path(settings.PODIUM_PRIVATE_DIR) / "frames"),
+            ),
             *("--max-frames", "8"),
         ],
         cwd=PROJECT_ROOT,

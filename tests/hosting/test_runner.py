@@ -11,6 +11,7 @@ import time
 import pytest
 
 from benchmark.models import Benchmark
+from core import private_files
 from core.models import AuditEvent
 from hosting import runner, selectors, services
 from hosting.enums import Failure, ItemState, RequestStatus
@@ -78,7 +79,7 @@ def test_a_request_becomes_an_entry_scored_exactly_as_an_upload_of_its_answers(
     assert hosted_run.result["parsed"] == uploaded_run.result["parsed"]
     assert hosted_run.replicates.values == uploaded_run.replicates.values
     # The file Podium wrote: the answers in test-set order, in the benchmark's format.
-    rows = json.loads(submission.predictions_path.read_bytes())
+    rows = json.loads(private_files.read(submission.predictions_file))
     assert [row["id"] for row in rows] == [item.id for item in test_set.items]
     # Its status and audit trail.
     assert request.message.startswith("Evaluated by Podium: 56 of 56 questions answered")

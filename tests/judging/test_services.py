@@ -7,7 +7,7 @@ import pytest
 from django.contrib.auth.models import Permission
 
 from benchmark.selectors import active_testset, load_scoring_testset
-from core import workers
+from core import private_files, workers
 from core.exceptions import DomainError, InvalidTransition, JudgeUnavailable
 from inference import lifecycle
 from judging import services
@@ -35,7 +35,7 @@ def expected_metrics(benchmark, submission):
     """What the stand-in's deterministic verdicts must aggregate to (the aggregation itself is
     checked by hand-computed values in tests/benchmark/scoring/test_judge.py)."""
     test_set = load_scoring_testset(active_testset(benchmark))
-    predictions = load_predictions(submission.predictions_path.read_bytes(), test_set)
+    predictions = load_predictions(private_files.read(submission.predictions_file), test_set)
     rubric = benchmark.rubric()
     items = build_items(test_set, predictions)
     verdicts = {item.key: deterministic_verdict(item.prompt(rubric)) for item in items}

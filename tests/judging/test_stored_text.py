@@ -3,8 +3,10 @@ length limit): "Start the judge" refuses it with the row and field, on the site 
 API, and changes nothing; it never answers 500 (a NUL cannot be stored in a judge item)."""
 
 import json
+from pathlib import Path
 
 import pytest
+from django.conf import settings
 from django.urls import reverse
 from rest_framework.test import APIClient
 
@@ -28,7 +30,7 @@ def refusal(problem: str) -> str:
 
 def rewrite_stored_file(run, prediction: str) -> None:
     """The file as an older, laxer check accepted it: the summary holds `prediction`."""
-    path = run.submission.predictions_path
+    path = Path(settings.PODIUM_PRIVATE_DIR) / run.submission.predictions_file
     rows = json.loads(path.read_bytes())
     rows[SUMMARY_ROW]["prediction"] = prediction
     path.write_text(json.dumps(rows), encoding="ascii")  # \\u escapes, as a client writes them

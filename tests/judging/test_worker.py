@@ -10,6 +10,7 @@ import pytest
 from django.db import connection
 
 from benchmark.selectors import load_scoring_testset
+from core import private_files
 from judging import services
 from judging.enums import ItemState, JobStatus
 from judging.models import JudgeEndpoint, JudgeJob, VerdictClaim
@@ -138,7 +139,9 @@ def uninterrupted_metrics(evaluation):
     """What judging every item once with the stand-in's verdicts publishes (the aggregation of
     an uninterrupted judgement, computed apart from any job)."""
     test_set = load_scoring_testset(evaluation.test_set)
-    predictions = load_predictions(evaluation.submission.predictions_path.read_bytes(), test_set)
+    predictions = load_predictions(
+        private_files.read(evaluation.submission.predictions_file), test_set
+    )
     rubric = evaluation.submission.benchmark.rubric()
     items = build_items(test_set, predictions)
     verdicts = {item.key: deterministic_verdict(item.prompt(rubric)) for item in items}

@@ -26,8 +26,6 @@ PROJECT_ROOT = Path(__file__).resolve().parents[2]
 @pytest.fixture
 def private_dir(settings, tmp_path):
     settings.PODIUM_PRIVATE_DIR = tmp_path / "private"
-    settings.PODIUM_TESTSET_DIR = tmp_path / "private" / "testsets"
-    settings.PODIUM_FRAMES_DIR = tmp_path / "private" / "frames"
     clear_parsed_testsets()
     yield settings.PODIUM_PRIVATE_DIR
     clear_parsed_testsets()
@@ -96,8 +94,6 @@ def start_cluster(workers: int = 1, **extra_env: str) -> subprocess.Popen:
             f"{database['PORT'] or 5432}/{database['NAME']}"
         ),
         "PODIUM_PRIVATE_DIR": str(settings.PODIUM_PRIVATE_DIR),
-        "PODIUM_TESTSET_DIR": str(settings.PODIUM_TESTSET_DIR),
-        "PODIUM_FRAMES_DIR": str(settings.PODIUM_FRAMES_DIR),
         "Q_WORKERS": str(workers),
         **extra_env,
     }

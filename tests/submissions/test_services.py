@@ -3,8 +3,10 @@ import threading
 from pathlib import Path
 
 import pytest
+from django.conf import settings
 from django.db import connection
 
+from core import private_files
 from core.exceptions import DomainError, InvalidPredictions, InvalidTransition, QuotaExceeded
 from core.models import AuditEvent
 from submissions import services
@@ -65,8 +67,9 @@ def test_a_valid_upload_is_stored_queued_and_scored(
             benchmark, owner=owner, details=details(), predictions=perfect_predictions
         )
     assert len(callbacks) == 1  # the scoring task, queued on commit
-    assert submission.predictions_path.read_bytes() == perfect_predictions
-    assert submission.predictions_path.is_relative_to(private_dir)
+    assert private_files.read(submission.predictions_file) == perfect_predictions
+    assert (private_dir / submission.predictions_file).read_bytes() == perfect_predictions
+    assert submission.predictions_file.startswith("predictions/medvidbench/")
     evaluation = submission.evaluations.get()
     assert evaluation.status == EvaluationStatus.QUEUED
 
@@ -125,7 +128,7 @@ def test_a_file_altered_after_upload_fails_the_run_not_the_worker(benchmark, per
     submission = services.create_submission(
         benchmark, owner=UserFactory(), details=details(), predictions=perfect_predictions
     )
-    submission.predictions_path.write_text("[]")
+    (Path(settings.PODIUM_PRIVATE_DIR) / submission.predictions_file).write_text("[]")
     evaluation = services.score_evaluation(submission.evaluations.get())
     assert evaluation.status == EvaluationStatus.FAILED
     assert evaluation.error_code == FailureCode.INVALID_PREDICTIONS

@@ -13,6 +13,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 
 from benchmark.selectors import active_testset, clear_parsed_testsets, load_scoring_testset
 from benchmark.services import import_testset, update_benchmark
+from core import private_files
 from plugins.medvidbench.scoring.submission import UNKNOWN_FIELD_MESSAGE
 from submissions import services
 from submissions.models import Submission
@@ -326,7 +327,7 @@ def test_the_template_is_only_read(client, benchmark):
 
 
 def test_about_stays_up_without_the_example_when_the_test_set_file_is_gone(client, benchmark):
-    active_testset(benchmark).path.unlink()
+    private_files.delete(active_testset(benchmark).file_name)
     clear_parsed_testsets()
 
     response = client.get("/b/medvidbench/about/")

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from benchmark.selectors import active_testset, load_scoring_testset
+from core import private_files
 from plugins.medvidbench.demo_testset.frames import write_frames
 from plugins.medvidbench.rerun import frame_urls
 from submissions.enums import VerificationStatus
@@ -52,9 +53,9 @@ def records():
 
 
 @pytest.fixture
-def frames_dir(settings, tmp_path, records):
-    directory = tmp_path / "frames"
-    settings.PODIUM_FRAMES_DIR = directory
+def frames_dir(private_dir, records):
+    """The frames in the local private store's frames/ (docs/storage.md)."""
+    directory = private_dir / "frames"
     write_frames(directory, records, max_frames=8)
     return directory
 
@@ -101,7 +102,7 @@ def access_granted(entry, maintainer, django_capture_on_commit_callbacks):
 def answer_table(submission, root, max_frames=8):
     """request key -> the entry's own prediction, for every test question with its frames."""
     parsed = load_scoring_testset(active_testset(submission.benchmark))
-    rows = json.loads(submission.predictions_path.read_bytes())
+    rows = json.loads(private_files.read(submission.predictions_file))
     return {
         request_key(sample.question, frame_urls(sample, root, max_frames)): row["prediction"]
         for sample, row in zip(parsed.samples, rows, strict=True)

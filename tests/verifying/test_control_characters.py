@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from core import private_files
 from tests.verifying.conftest import answer_table
 from verifying import services
 from verifying.enums import RerunStatus
@@ -51,7 +52,7 @@ def test_control_characters_in_a_models_answers_do_not_fail_the_rerun(
     job.refresh_from_db()
 
     assert job.state == RerunStatus.DONE
-    written = json.loads(job.predictions_path.read_bytes())
+    written = json.loads(private_files.read(job.predictions_file))
     assert written[4]["prediction"] == kept
     assert job.items.get(sample_index=4).answer == kept
     assert job.report["all_within"] is True

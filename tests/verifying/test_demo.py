@@ -4,12 +4,14 @@ re-run reproduces it."""
 
 import io
 import json
+from pathlib import Path
 
 import pytest
 from django.core.management import CommandError, call_command
 
 from benchmark.plugins import get_plugin, plugin_for
 from benchmark.selectors import active_testset, load_scoring_testset
+from core import private_files
 from core.models import AuditEvent
 from plugins.medvidbench import rerun as frames
 from plugins.medvidbench.rerun import FRAMES_STAMP
@@ -44,7 +46,7 @@ def test_load_demo_writes_the_frames_and_registers_the_standin_model_once(
 ):
     call_command("load_demo", demo_dir=demo_dir, standin_model_url=MODEL_URL, verbosity=0)
 
-    root = settings.PODIUM_FRAMES_DIR
+    root = Path(settings.PODIUM_PRIVATE_DIR) / "frames"
     test_set = load_ground_truth(demo_dir / "ground_truth.json")
     assert frames.rerun.missing_media(test_set, root, 8) == []
     assert (root / FRAMES_STAMP).read_text().endswith(" max_frames=8\n")
@@ -87,7 +89,7 @@ def playback(submission, root):
     return answer_tables(
         plugin_for(submission.benchmark),
         test_set,
-        {"standin-entry": submission.predictions_path.read_bytes()},
+        {"standin-entry": private_files.read(submission.predictions_file)},
         root,
         8,
     )
@@ -150,6 +152,6 @@ def test_the_playback_answers_a_repeated_request_the_same_way(frames_dir, record
 
 
 def test_the_standin_model_command_needs_the_demo_files(tmp_path, settings):
-    settings.PODIUM_FRAMES_DIR = tmp_path / "frames"
+    settings.PODIUM_PRIVATE_DIR = tmp_path / "private"
     with pytest.raises(CommandError, match=r"run `manage\.py load_demo` first"):
         call_command("standin_model", demo_dir=tmp_path / "nothing", stdout=io.StringIO())

@@ -5,6 +5,7 @@ images refused with their list; and the demo's MedSG-Bench entries re-run agains
 stand-in reproduce their numbers."""
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,6 +13,7 @@ import pytest
 from benchmark import media
 from benchmark.plugins import get_plugin
 from benchmark.services import ensure_benchmark, import_testset
+from core import private_files
 from plugins.medsg.definition import MEDSG
 from plugins.medsg.demo import png_bytes
 from plugins.medsg.rerun import item_content
@@ -96,9 +98,9 @@ def medsg(private_dir, tmp_path):
 
 @pytest.fixture
 def images_dir(medsg, settings):
-    """The images where the re-run reads them: PODIUM_FRAMES_DIR/<slug>/, at the test set's
+    """The images where the re-run reads them: the private store's frames/<slug>/, at the test set's
     relative paths."""
-    root = settings.PODIUM_FRAMES_DIR / medsg.slug
+    root = Path(settings.PODIUM_PRIVATE_DIR) / "frames" / medsg.slug
     number = 0
     for record in RECORDS:
         for relative in record["images"]:
@@ -217,7 +219,7 @@ def test_a_medsg_rerun_sends_images_and_question_and_scores_in_the_declared_conv
     )
     assert all(url.startswith("data:image/png;base64,") for r in received for url in r.image_urls)
     # The platform's own file, in MedSG-Bench's format, the answers' text as predictions.
-    assert json.loads(job.predictions_path.read_bytes()) == [
+    assert json.loads(private_files.read(job.predictions_file)) == [
         {"index": 0, "task": "referring", "prediction": ANSWERS[0]},
         {"index": 1, "task": "patch", "prediction": ANSWERS[1]},
         {"index": 2, "task": "multi_view", "prediction": ANSWERS[2]},
@@ -270,7 +272,7 @@ def test_the_medsg_demo_entries_rerun_against_the_demo_standin_reproduce_their_n
         ).benchmark
 
     # The images the test set names, copied where the re-run reads them.
-    root = settings.PODIUM_FRAMES_DIR / benchmark.slug
+    root = Path(settings.PODIUM_PRIVATE_DIR) / "frames" / benchmark.slug
     test_set = plugin.read_test_set((demo_dir / "medsg_testset.json").read_bytes())
     names = plugin.rerun.media_paths(test_set, 8)
     assert len(names) == len(list((demo_dir / "images").glob("*.png")))

@@ -6,6 +6,7 @@ import json
 import pytest
 from django.urls import reverse
 
+from core import private_files
 from core.exceptions import DomainError, InvalidTransition
 from judging.services import configure_endpoint
 from judging.standin import StandinJudge
@@ -77,8 +78,8 @@ def test_community_entry_to_the_official_board_through_a_rerun(
         assert (rows[key]["rerun"], rows[key]["status"]) == (None, "pending")
     assert report["all_within"] is True
     assert "No LLM judge endpoint" in report["judge"]
-    written = json.loads(job.predictions_path.read_bytes())
-    assert written == json.loads(access_granted.predictions_path.read_bytes())
+    written = json.loads(private_files.read(job.predictions_file))
+    assert written == json.loads(private_files.read(access_granted.predictions_file))
     assert DEFAULT_ANSWER not in [received.text for received in model.received]
 
     with capture(execute=True):

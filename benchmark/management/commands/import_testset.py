@@ -59,7 +59,7 @@ class Command(BaseCommand):
                 self.style.SUCCESS(
                     f"Imported {benchmark.name} test set v{test_set.version} "
                     f"({test_set.record_count} records, sha256 {test_set.checksum[:12]}, {state}) "
-                    f"as {test_set.path}"
+                    f"as {test_set.file_name}"
                 )
             )
         if options["verbosity"] >= 2:

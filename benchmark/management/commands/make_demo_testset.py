@@ -6,8 +6,8 @@ local trials, so nobody needs a private test set to run the platform. Existing f
 alone unless ``--force`` is given, so running it twice is harmless; the same plugin writes the
 same bytes every time. ``--frames`` also puts under ``DIR/frames/`` every medium a re-run of a
 model sends (the plugin's `rerun.write_demo_media`: MedVidBench's one tiny PNG per clip hard-linked
-at its other frames; the frames root of docs/verification.md, for PODIUM_FRAMES_DIR; `load_demo`
-does the same under PODIUM_FRAMES_DIR itself).
+at its other frames; the frames root of docs/verification.md, for the private store's frames/; `load_demo`
+does the same under frames/ itself).
 """
 
 from __future__ import annotations

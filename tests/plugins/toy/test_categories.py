@@ -101,7 +101,6 @@ def empty_cache():
 @pytest.fixture
 def private_dir(settings, tmp_path):
     settings.PODIUM_PRIVATE_DIR = tmp_path / "private"
-    settings.PODIUM_TESTSET_DIR = tmp_path / "private" / "testsets"
     clear_parsed_testsets()
     yield settings.PODIUM_PRIVATE_DIR
     clear_parsed_testsets()

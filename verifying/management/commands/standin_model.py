@@ -5,7 +5,7 @@ vision chat server that plays back the demo's predictions files, NOT a real mode
 `standin-perfect`, `standin-noisy`, `standin-prose` and `standin-new` for MedVidBench, and
 `standin-<plugin>-<file>` for each plugin demo's entries (MedSG-Bench's
 `standin-medsg-bench-pixel_near_perfect`, ...); each answers a test question, known by its text
-and its media (read from PODIUM_FRAMES_DIR, as a re-run sends them), with the prediction its
+and its media (read from the private store's frames/, as a re-run sends them), with the prediction its
 file has for it. Start it after `load_demo` has written the frames and copied the images. Ctrl-C or
 SIGTERM stops it cleanly (exit 0).
 """
@@ -22,6 +22,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from benchmark.models import Benchmark
 from benchmark.scoring import ScoringInputError
 from core.standin import serve_until_stopped
+from verifying.config import frames_root
 from verifying.demo import demo_answer_tables
 from verifying.standin import StandinModel
 
@@ -44,7 +45,7 @@ class Command(BaseCommand):
             "--frames-dir",
             type=Path,
             default=None,
-            help="the frames a re-run sends (default: PODIUM_FRAMES_DIR)",
+            help="a local folder of the frames a re-run sends (default: the private store's frames/)",
         )
         parser.add_argument(
             "--max-frames",
@@ -59,7 +60,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: object, **options: object) -> None:
         demo_dir = options["demo_dir"] or Path(settings.VAR_DIR) / "demo"
-        root = options["frames_dir"] or Path(settings.PODIUM_FRAMES_DIR)
+        root = options["frames_dir"] or frames_root()
         started = time.perf_counter()
 
         def max_media(plugin: Any) -> int:
