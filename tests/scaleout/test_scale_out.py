@@ -19,7 +19,6 @@ import time
 import uuid
 
 import pytest
-from django.conf import settings
 from django.db import connection
 from django_q.models import Schedule
 
@@ -70,6 +69,20 @@ Q_RETRY = 12
 FINISH_SECONDS = 120
 
 
+def host_folders(folder) -> dict[str, str]:
+    """A process's own local folders, as on a machine of its own: nothing private is shared
+    through them (the store is the bucket), and the test checks nothing private lands there."""
+    return {
+        "PODIUM_PRIVATE_DIR": str(folder / "private"),
+        "PODIUM_PRIVATE_CACHE_DIR": str(folder / "cache"),
+        "PODIUM_VAR_DIR": str(folder / "var"),
+    }
+
+
+def files_under(folder) -> list[str]:
+    return sorted(path.name for path in folder.rglob("*") if path.is_file())
+
+
 def worker_pid(evaluation_worker: str) -> int:
     return int(evaluation_worker.rpartition(":")[2])
 
@@ -109,14 +122,14 @@ def held_by(cluster) -> set[int]:
 
 
 def test_two_workers_score_every_upload_once_and_one_survives_the_others_death(
-    medvidbench, redis_url, tmp_path
+    s3_storage, medvidbench, redis_url, tmp_path
 ):
     # The five-minute backstop (`task_reap_stale_evaluations`, created by a migration) would
     # queue again every run waiting longer than the test's short Q_RETRY, at the cluster's
     # first scheduler pass if an earlier test has not flushed it: without it, what brings the
     # killed worker's work back is the broker and the reaper alone, whatever ran before.
     Schedule.objects.all().delete()
-    benchmark = medvidbench
+    benchmark = medvidbench  # its test set imported into the bucket (`s3_storage` first)
     # Ten files a day per user; 200 bootstrap replicates (the toy benchmark's: still above the
     # 39 a 95% interval needs) keep each board's rank intervals, which every recompute queues,
     # to a fifth of MedVidBench's 1,000.
@@ -134,12 +147,10 @@ def test_two_workers_score_every_upload_once_and_one_survives_the_others_death(
         for user, token in enumerate(tokens)
     ]
     queue_name = f"podium-scaleout-{uuid.uuid4().hex[:12]}"
-    env = {
+    shared = {
         "DJANGO_SETTINGS_MODULE": "config.settings.test",
         **database_env_for_test(),
-        "PODIUM_PRIVATE_DIR": str(settings.PODIUM_PRIVATE_DIR),
-        "PODIUM_TESTSET_DIR": str(settings.PODIUM_TESTSET_DIR),
-        "PODIUM_FRAMES_DIR": str(settings.PODIUM_FRAMES_DIR),
+        **s3_storage.env(),
         "Q_REDIS_URL": redis_url,
         "Q_NAME": queue_name,
         "Q_WORKERS": "1",
@@ -147,14 +158,15 @@ def test_two_workers_score_every_upload_once_and_one_survives_the_others_death(
         "Q_RETRY": str(Q_RETRY),
         "LOG_LEVEL": "WARNING",
     }
-    logs = tmp_path / "logs"
-    logs.mkdir()
+    hosts = tmp_path / "hosts"
+    hosts.mkdir()
+    env = {name: {**shared, **host_folders(hosts / name)} for name in ("web", "a", "b")}
     started = time.monotonic()
     try:
-        with gunicorn_server(workers=2, env=env, stderr=logs / "web.log") as web:
+        with gunicorn_server(workers=2, env=env["web"], stderr=hosts / "web.log") as web:
             web_up_after = time.monotonic() - started
-            survivor = start_cluster("survivor", {**os.environ, **env}, log=logs / "survivor.log")
-            victim = start_cluster("victim", {**os.environ, **env}, log=logs / "victim.log")
+            survivor = start_cluster("a", {**os.environ, **env["a"]}, log=hosts / "a.log")
+            victim = start_cluster("b", {**os.environ, **env["b"]}, log=hosts / "b.log")
             try:
                 with in_background(lambda: upload_all(web.url, benchmark.slug, uploads)) as done:
                     held = kill_while_scoring(victim, benchmark)
@@ -211,6 +223,17 @@ def test_two_workers_score_every_upload_once_and_one_survives_the_others_death(
     assert scorers & survivor.pids
     assert scorers <= victim.pids | survivor.pids
     assert not any(worker_pid(worker) in victim.pids for pk, *_, worker in runs if pk in held)
+
+    # Every file is in the bucket, and none on any machine's disk: the test set was copied to
+    # each machine's cache, where it was read (web: the uploads' checks; workers: scoring).
+    test_set = active_testset(benchmark)
+    assert s3_storage.object_keys() == sorted(
+        [f"private/{test_set.file_name}"]
+        + [f"private/{name}" for name in submissions.values_list("predictions_file", flat=True)]
+    )
+    for name in env:
+        assert files_under(hosts / name / "private") == []
+        assert files_under(hosts / name / "cache") == [test_set.checksum]
 
     # The board: every published entry once, on the Community board, in the order of the pure
     # ranking of the published entries' runs, and what a fresh recompute writes.
