@@ -150,6 +150,7 @@ def measure(args: argparse.Namespace, folder: Path, shared: dict[str, str], redi
     from tests.live_gunicorn import gunicorn_server
     from tests.scaleout.harness import (
         Upload,
+        cpu_seconds,
         delete_redis_queue,
         predictions_file,
         start_cluster,
@@ -215,6 +216,7 @@ def measure(args: argparse.Namespace, folder: Path, shared: dict[str, str], redi
                     "not every file was scored",
                 )
                 wall = time.monotonic() - clusters_started
+                cpu = sum(cpu_seconds(worker.look()) for worker in workers)
             finally:
                 for worker in workers:
                     worker.stop()
@@ -231,6 +233,10 @@ def measure(args: argparse.Namespace, folder: Path, shared: dict[str, str], redi
                     "scoring_s": round(scoring, 2),
                     "scored_per_s": round(args.files / scoring, 2),
                     "wall_from_start_s": round(wall, 2),
+                    # Every process of the clusters, from their start (Django's set-up
+                    # included) until the last file was scored.
+                    "worker_cpu_s": round(cpu, 1),
+                    "worker_cpu_ms_per_file": round(cpu * 1000 / args.files),
                 }
             )
             row = results[-1]
@@ -238,14 +244,16 @@ def measure(args: argparse.Namespace, folder: Path, shared: dict[str, str], redi
                 f"{clusters} worker(s): uploads {row['upload_files_per_s']} files/s "
                 f"(p50 {row['upload_p50_ms']} ms, p95 {row['upload_p95_ms']} ms); scored "
                 f"{args.files} in {row['scoring_s']} s from the first claim: "
-                f"{row['scored_per_s']} files/s ({row['wall_from_start_s']} s from start)",
+                f"{row['scored_per_s']} files/s ({row['wall_from_start_s']} s from start; "
+                f"workers' CPU {row['worker_cpu_ms_per_file']} ms per file)",
                 flush=True,
             )
     delete_redis_queue(redis_url, shared["Q_NAME"])
 
     medians = {
-        clusters: statistics.median(
-            row["scored_per_s"] for row in results if row["workers"] == clusters
+        clusters: round(
+            statistics.median(row["scored_per_s"] for row in results if row["workers"] == clusters),
+            2,
         )
         for clusters in args.workers
     }

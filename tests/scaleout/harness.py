@@ -83,6 +83,19 @@ def process_group(pgid: int) -> set[int]:
     return members
 
 
+def cpu_seconds(pids: set[int]) -> float:
+    """User and system CPU seconds used so far by the live processes `pids` (`/proc`)."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15)
+    return total / ticks
+
+
 @dataclass
 class Cluster:
     """One `manage.py qcluster` in a process group of its own (a stand-in for a host). `pids`
