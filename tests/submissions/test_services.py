@@ -69,7 +69,7 @@ def test_a_valid_upload_is_stored_queued_and_scored(
     assert len(callbacks) == 1  # the scoring task, queued on commit
     assert private_files.read(submission.predictions_file) == perfect_predictions
     assert (private_dir / submission.predictions_file).read_bytes() == perfect_predictions
-    assert submission.predictions_file.startswith("predictions/medvidbench/")
+    assert submission.predictions_file.startswith(f"predictions/{benchmark.slug}/")
     evaluation = submission.evaluations.get()
     assert evaluation.status == EvaluationStatus.QUEUED
 
