@@ -12,22 +12,18 @@ class ArenaConfig(AppConfig):
     verbose_name = "Pairwise battles"
 
     def ready(self) -> None:
-        # Imported here: services import models, which must not load before the app registry.
-        # Each is a hook, since `submissions` (below this app) never imports `arena`.
+        # Each is a hook, since `submissions` (below this app) never imports `arena`; light
+        # modules and lazy callbacks, so nothing heavy is imported at start-up (core/hooks.py).
+        from core.hooks import lazy
         from core.workers import add_reaper
-        from submissions.boards import add_board_listener
-        from submissions.judge_step import add_scored_listener
-        from submissions.ratings import set_entry_battles_reader, set_rating_tab_reader
-
-        from .selectors import entry_battles, rating_tab
-        from .services import on_board_recomputed, reap_dead_workers_jobs, start_battles_for_run
+        from submissions import hooks
 
         # An entry was scored: it meets its opponents in each rating category.
-        add_scored_listener(start_battles_for_run)
+        hooks.add_scored_listener(lazy("arena.services.start_battles_for_run"))
         # An entry left or rejoined the boards: re-rate (only when the boards' entries moved).
-        add_board_listener(on_board_recomputed)
+        hooks.add_board_listener(lazy("arena.services.on_board_recomputed"))
         # A battle job whose worker died continues once stale, not at the next minute's reaper.
-        add_reaper(reap_dead_workers_jobs)
+        add_reaper(lazy("arena.services.reap_dead_workers_jobs"))
         # The rating tab's note and download, and the entry page's battles.
-        set_rating_tab_reader(rating_tab)
-        set_entry_battles_reader(entry_battles)
+        hooks.rating_tab_reader.set(lazy("arena.selectors.rating_tab"))
+        hooks.entry_battles_reader.set(lazy("arena.selectors.entry_battles"))

@@ -8,7 +8,6 @@ translate ``DomainError`` for their audience.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -25,6 +24,9 @@ from benchmark.scoring.rubric import Rubric, RubricError
 from core import private_files
 from core.audit import record
 from core.exceptions import InvalidRankingPolicy, InvalidRubric, InvalidTestSet
+
+from .hooks import add_board_input_listener as add_board_input_listener  # callers' name
+from .hooks import board_input_listeners
 
 # What maintainers may edit on a benchmark (the slug is permanent: URLs and files use it).
 EDITABLE_BENCHMARK_FIELDS = frozenset(
@@ -75,21 +77,10 @@ DEFINITION_SETTINGS = (
     "rating_seed",
 )
 
-# Callbacks, each taking a benchmark's id, run after the commit of a change that can alter the
-# benchmark's board: its ranking policy or its metrics (columns, labels, precision). The boards
-# live in `submissions`, which registers its recompute here at start-up (SubmissionsConfig.ready):
-# benchmark must not import a higher app, so it calls back instead.
-_board_input_listeners: list[Callable[[int], None]] = []
-
-
-def add_board_input_listener(listener: Callable[[int], None]) -> None:
-    """Call ``listener(benchmark_id)`` after every committed change to a board's inputs."""
-    if listener not in _board_input_listeners:
-        _board_input_listeners.append(listener)
-
 
 def _board_inputs_changed(benchmark_id: int) -> None:
-    for listener in _board_input_listeners:
+    """Call each board-input listener (hooks.add_board_input_listener) after the commit."""
+    for listener in board_input_listeners:
         transaction.on_commit(partial(listener, benchmark_id))
 
 

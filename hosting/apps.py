@@ -9,19 +9,15 @@ class HostingConfig(AppConfig):
     verbose_name = "Hosted evaluation"
 
     def ready(self) -> None:
-        # Imported here: the services import models, which must not load before the app
-        # registry. Each is a hook: `submissions` and `core` (below this app) never import it.
+        # Each is a hook: `submissions` and `core` (below this app) never import it. Light
+        # modules and lazy callbacks, so nothing heavy is imported at start-up (core/hooks.py).
+        from core.hooks import lazy
         from core.workers import add_reaper
-        from submissions.demo import add_demo_hook
-        from submissions.services import add_quota_use
-
-        from .demo import on_demo_loaded
-        from .selectors import hosted_evaluations_since
-        from .services import reap_dead_workers_requests
+        from submissions import hooks
 
         # A hosted request takes one of the day's evaluations, as an upload does.
-        add_quota_use(hosted_evaluations_since)
+        hooks.add_quota_use(lazy("hosting.selectors.hosted_evaluations_since"))
         # `load_demo` ends with the queue's part of the demo: the stand-in models' requests.
-        add_demo_hook(on_demo_loaded)
+        hooks.add_demo_hook(lazy("hosting.demo.on_demo_loaded"))
         # A request whose worker died continues once stale, not at the next minute's reaper.
-        add_reaper(reap_dead_workers_requests)
+        add_reaper(lazy("hosting.services.reap_dead_workers_requests"))

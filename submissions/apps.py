@@ -6,17 +6,18 @@ class SubmissionsConfig(AppConfig):
     verbose_name = "Submissions"
 
     def ready(self) -> None:
-        # Imported here: services import models, which must not load before the app registry.
-        from benchmark.services import add_board_input_listener
+        # Light modules and lazy callbacks: nothing heavy is imported at start-up, in every
+        # process (core/hooks.py).
+        from benchmark.hooks import add_board_input_listener
+        from core.hooks import lazy
         from core.workers import add_reaper
 
-        from .notifications import verification_changed
-        from .services import add_verification_listener, reap_stale_evaluations, refresh_board
+        from .hooks import add_verification_listener
 
         # A benchmark's ranking policy or metrics changed: rebuild its board (docs/boards.md).
-        add_board_input_listener(refresh_board)
+        add_board_input_listener(lazy("submissions.services.refresh_board"))
         # An entry moved along verification: tell its submitter (issue 6).
-        add_verification_listener(verification_changed)
+        add_verification_listener(lazy("submissions.notifications.verification_changed"))
         # A scoring run whose worker died is handed out again within seconds: every worker
         # process runs this reaper every PODIUM_WORKER_REAP_SECONDS (docs/workers.md).
-        add_reaper(reap_stale_evaluations)
+        add_reaper(lazy("submissions.services.reap_stale_evaluations"))

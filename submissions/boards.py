@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
 from functools import partial
@@ -17,6 +16,8 @@ from benchmark.models import Benchmark, Category, Metric
 from benchmark.scoring.ranking import Entry, MetricSpec, RankedEntry, RankingPolicy, rank_entries
 
 from .enums import STATES_JUDGE_PENDING, BoardKind
+from .hooks import add_board_listener as add_board_listener  # the name callers know
+from .hooks import board_listeners
 from .intervals import enqueue_rank_intervals
 from .models import BoardEntry, CategoryRating, Evaluation, RunReplicates
 from .selectors import (
@@ -28,17 +29,6 @@ from .selectors import (
 )
 
 logger = logging.getLogger(__name__)
-
-_board_listeners: list[Callable[[int], None]] = []
-
-
-def add_board_listener(listener: Callable[[int], None]) -> None:
-    """Call `listener(benchmark_id)` after every commit that rewrote a benchmark's board: how
-    an app above this one hears that entries joined or left the boards (`arena` re-rates its
-    categories then). A listener must be cheap when nothing it cares about moved, and may
-    refresh the board itself (the board it then writes calls it again)."""
-    if listener not in _board_listeners:
-        _board_listeners.append(listener)
 
 
 def recompute_board(benchmark: Benchmark) -> list[BoardEntry]:
@@ -126,7 +116,7 @@ def recompute_board(benchmark: Benchmark) -> list[BoardEntry]:
         # follow in the background (docs/statistics.md).
         if rows:
             transaction.on_commit(partial(enqueue_rank_intervals, benchmark.pk))
-        for listener in _board_listeners:
+        for listener in board_listeners:  # hooks.add_board_listener
             transaction.on_commit(partial(listener, benchmark.pk))
     rows.sort(key=lambda row: (row.board, row.rank))
     return rows

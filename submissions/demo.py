@@ -36,6 +36,7 @@ from benchmark.selectors import active_testset
 from benchmark.services import ensure_benchmark, import_testset
 from core.exceptions import DomainError
 
+from . import hooks
 from .models import Evaluation, Submission
 from .services import (
     SubmissionDetails,
@@ -82,13 +83,9 @@ class DemoLoaded:
     files: DemoFiles
 
 
-_demo_hooks: list[Callable[[DemoLoaded], None]] = []
-
-
 def add_demo_hook(hook: Callable[[DemoLoaded], None]) -> None:
     """Call `hook(loaded)` at the end of every `load_demo` (idempotent hooks only)."""
-    if hook not in _demo_hooks:
-        _demo_hooks.append(hook)
+    hooks.add_demo_hook(hook)
 
 
 @dataclass(frozen=True)
@@ -203,7 +200,7 @@ def load_plugin_demo(
         for entry in files.entries
     ]
     loaded = DemoLoaded(benchmark, demo_dir, entries, standin_model_url, log, files=files)
-    for hook in _demo_hooks:
+    for hook in hooks.demo_hooks:
         hook(loaded)
     official = sum(row.board == "official" for row in rows)
     return DemoSummary(benchmark, imported, submitted, official, len(rows) - official)

@@ -23,20 +23,15 @@ from core.exceptions import InvalidTransition
 
 from .enums import EvaluationStatus
 from .evaluation_status import set_evaluation_status
+from .hooks import add_scored_listener as add_scored_listener  # the name callers know
+from .hooks import judge_details_reader, scored_listeners
 from .intervals import add_metric_replicates, copy_replicates
 from .models import Evaluation
 
-_scored_listeners: list[Callable[[int], None]] = []
-
-
-def add_scored_listener(listener: Callable[[int], None]) -> None:
-    """Call `listener(evaluation_id)` after the commit that moves a run to `scored`."""
-    if listener not in _scored_listeners:
-        _scored_listeners.append(listener)
-
 
 def notify_scored(evaluation_id: int) -> None:
-    for listener in _scored_listeners:
+    """Call each scored listener (`hooks.add_scored_listener`) after the commit."""
+    for listener in scored_listeners:
         transaction.on_commit(partial(listener, evaluation_id))
 
 
@@ -54,21 +49,17 @@ class JudgeDetails:
     finished_at: datetime | None
 
 
-_judge_details_reader: Callable[[Evaluation], JudgeDetails | None] | None = None
-
-
 def set_judge_details_reader(reader: Callable[[Evaluation], JudgeDetails | None] | None) -> None:
     """Register the function that tells who judged a run (None: forget it, for tests)."""
-    global _judge_details_reader  # one registry slot, set once at start-up
-    _judge_details_reader = reader
+    judge_details_reader.set(reader)
 
 
 def judge_details(evaluation: Evaluation) -> JudgeDetails | None:
     """The judge's details of the job that completed `evaluation`'s judge metrics, or None
     (no judge app installed, an imported run, not judged yet)."""
-    if _judge_details_reader is None:
+    if judge_details_reader.callback is None:
         return None
-    return _judge_details_reader(evaluation)
+    return judge_details_reader.callback(evaluation)
 
 
 def publish_judge_metrics(

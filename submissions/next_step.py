@@ -19,6 +19,7 @@ from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
+from . import hooks
 from .enums import VerificationStatus
 from .models import Submission
 
@@ -39,13 +40,11 @@ class NextStep:
 
 
 StepGuide = Callable[[Submission], NextStep | None]
-_guides: list[StepGuide] = []
 
 
 def add_step_guide(guide: StepGuide) -> None:
     """Ask `guide(submission)` first; a guide answers None for entries it has no step for."""
-    if guide not in _guides:
-        _guides.append(guide)
+    hooks.add_step_guide(guide)
 
 
 # The admin actions (SubmissionAdmin.actions) that make the early moves.
@@ -72,7 +71,7 @@ def next_step(submission: Submission) -> NextStep | None:
     results, which are verified directly."""
     if not submission.publish or submission.is_maintainer_result:
         return None
-    for guide in _guides:
+    for guide in hooks.step_guides:
         step = guide(submission)
         if step is not None:
             return step

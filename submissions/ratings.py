@@ -19,6 +19,7 @@ from core import audit
 from core.exceptions import InvalidRatings
 
 from .boards import schedule_board_refresh
+from .hooks import entry_battles_reader, rating_tab_reader
 from .models import CategoryRating, Submission
 
 
@@ -208,33 +209,27 @@ class EntryBattles:
         return sum(record.lost for record in self.opponents)
 
 
-_rating_tab_reader: Callable[[Benchmark, Category], RatingTab | None] | None = None
-_entry_battles_reader: Callable[[Submission], list[EntryBattles]] | None = None
-
-
 def set_rating_tab_reader(reader: Callable[[Benchmark, Category], RatingTab | None] | None) -> None:
     """Register the function that tells what a rating tab says (None: forget it, for tests)."""
-    global _rating_tab_reader  # one registry slot, set once at start-up
-    _rating_tab_reader = reader
+    rating_tab_reader.set(reader)
 
 
 def set_entry_battles_reader(reader: Callable[[Submission], list[EntryBattles]] | None) -> None:
     """Register the function that lists an entry's battles (None: forget it, for tests)."""
-    global _entry_battles_reader  # one registry slot, set once at start-up
-    _entry_battles_reader = reader
+    entry_battles_reader.set(reader)
 
 
 def rating_tab(benchmark: Benchmark, category: Category | None) -> RatingTab | None:
     """What the tab of `category` says about its battles (None: not a rating tab, or no battles
     app installed)."""
-    if category is None or not category.ranks_by_rating or _rating_tab_reader is None:
+    if category is None or not category.ranks_by_rating or rating_tab_reader.callback is None:
         return None
-    return _rating_tab_reader(benchmark, category)
+    return rating_tab_reader.callback(benchmark, category)
 
 
 def entry_battles(benchmark: Benchmark, submission: Submission) -> list[EntryBattles]:
     """The entry's battles, one item per rating category it battled in ([] without any). No
     query for a benchmark read by `benchmark_by_slug` that has no categories."""
-    if _entry_battles_reader is None or not benchmark_categories(benchmark):
+    if entry_battles_reader.callback is None or not benchmark_categories(benchmark):
         return []
-    return _entry_battles_reader(submission)
+    return entry_battles_reader.callback(submission)

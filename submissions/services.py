@@ -48,6 +48,7 @@ from .enums import (
     VerificationStatus,
 )
 from .evaluation_status import set_evaluation_status
+from .hooks import add_quota_use, quota_uses
 from .models import Evaluation, Submission
 from .names import (
     clean_names,
@@ -130,16 +131,8 @@ def quota_window_start(now: datetime | None = None) -> datetime:
 
 
 # Callbacks (user, benchmark, since) -> how many more evaluations the user asked for on the
-# benchmark since `since`: the hosted evaluations (`hosting` registers one; a hosted request
-# counts when it is submitted, so its entry's run does not count again below).
+# benchmark since `since` (hooks.add_quota_use: the hosted evaluations).
 QuotaUse = Callable[[Any, Benchmark, datetime], int]
-_quota_uses: list[QuotaUse] = []
-
-
-def add_quota_use(counter: QuotaUse) -> None:
-    """Count `counter`'s evaluations against the daily quota too (an app above this one)."""
-    if counter not in _quota_uses:
-        _quota_uses.append(counter)
 
 
 def evaluations_used_today(user: Any, benchmark: Benchmark) -> int:
@@ -167,7 +160,7 @@ def evaluations_used_today(user: Any, benchmark: Benchmark) -> int:
         )
         .count()
     )
-    return uploads + sum(counter(user, benchmark, since) for counter in _quota_uses)
+    return uploads + sum(counter(user, benchmark, since) for counter in quota_uses)
 
 
 def evaluations_left_today(user: Any, benchmark: Benchmark) -> int:

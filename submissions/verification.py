@@ -36,6 +36,8 @@ from core.exceptions import InvalidTransition, VerificationRefused
 
 from .boards import schedule_board_refresh
 from .enums import VERIFICATION_NEEDS_REASON, SubmissionSource, VerificationStatus
+from .hooks import add_verification_listener as add_verification_listener  # callers' name
+from .hooks import rerun_evidence_check, verification_listeners
 from .models import Submission
 
 V = VerificationStatus
@@ -52,13 +54,11 @@ class Evidence:
 # (submission, *, force, note) -> Evidence, raising VerificationRefused: the re-run check that
 # `verifying` registers when it is ready.
 RerunEvidenceCheck = Callable[..., Evidence]
-_rerun_evidence_check: RerunEvidenceCheck | None = None
 
 
 def set_rerun_evidence_check(check: RerunEvidenceCheck | None) -> None:
     """Install the check an uploaded entry's verification must pass (`verifying` does)."""
-    global _rerun_evidence_check
-    _rerun_evidence_check = check
+    rerun_evidence_check.set(check)
 
 
 def verification_evidence(
@@ -87,12 +87,12 @@ def verification_evidence(
             "record the contact with the authors, grant access and start a re-run, then verify "
             f"from the re-run's report. This entry is {current.label.lower()}.",
         )
-    if _rerun_evidence_check is None:
+    if rerun_evidence_check.callback is None:
         raise VerificationRefused(
             "No re-run can be checked on this server (the verifying app is not installed), so "
             "an uploaded entry cannot be verified.",
         )
-    return _rerun_evidence_check(submission, force=force, note=note)
+    return rerun_evidence_check.callback(submission, force=force, note=note)
 
 
 def _hosted_evidence(
@@ -106,12 +106,12 @@ def _hosted_evidence(
             f"Say in the note why this {current.label.lower()} entry evaluated by Podium is "
             "verified again: the note is kept in its audit trail.",
         )
-    if _rerun_evidence_check is None:
+    if rerun_evidence_check.callback is None:
         raise VerificationRefused(
             "No hosted evaluation can be checked on this server (the verifying app is not "
             "installed), so an entry evaluated by Podium cannot be verified.",
         )
-    return _rerun_evidence_check(submission, force=force, note=note)
+    return rerun_evidence_check.callback(submission, force=force, note=note)
 
 
 def set_verification_status(
@@ -183,18 +183,9 @@ def set_verification_status(
         )
         if submission.publish and V.VERIFIED in (current, new):
             schedule_board_refresh(submission.benchmark_id)
-        for listener in _verification_listeners:
+        for listener in verification_listeners:  # hooks.add_verification_listener
             transaction.on_commit(partial(listener, submission.pk, current.value, new.value))
     return submission
-
-
-# Callbacks (submission_id, from, to) after a committed verification move: notifications.
-_verification_listeners: list[Any] = []
-
-
-def add_verification_listener(listener: Any) -> None:
-    if listener not in _verification_listeners:
-        _verification_listeners.append(listener)
 
 
 # --- what the submitter is shown ------------------------------------------------------------------

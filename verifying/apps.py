@@ -8,23 +8,17 @@ class VerifyingConfig(AppConfig):
     verbose_name = "Verification re-runs"
 
     def ready(self) -> None:
-        # Imported here: services import models, which must not load before the app registry.
-        # Each is a hook, since `submissions` (below this app) never imports `verifying`.
+        # Each is a hook, since `submissions` (below this app) never imports `verifying`. Light
+        # modules and lazy callbacks, so nothing heavy is imported at start-up (core/hooks.py).
+        from core.hooks import lazy
         from core.workers import add_reaper
-        from submissions.demo import add_demo_hook
-        from submissions.next_step import add_step_guide
-        from submissions.services import set_rerun_evidence_check
-
-        from .demo import on_demo_loaded
-        from .evidence import rerun_evidence
-        from .services import reap_dead_workers_reruns
-        from .steps import rerun_step
+        from submissions import hooks
 
         # The verification writer asks this app for an uploaded entry's evidence.
-        set_rerun_evidence_check(rerun_evidence)
+        hooks.rerun_evidence_check.set(lazy("verifying.evidence.rerun_evidence"))
         # `load_demo` ends with the re-run's part of the demo: frames and the stand-in model.
-        add_demo_hook(on_demo_loaded)
+        hooks.add_demo_hook(lazy("verifying.demo.on_demo_loaded"))
         # A refused move, or the entry's page, names the re-run step that is missing.
-        add_step_guide(rerun_step)
+        hooks.add_step_guide(lazy("verifying.steps.rerun_step"))
         # A re-run whose worker died continues once stale, not at the next minute's reaper.
-        add_reaper(reap_dead_workers_reruns)
+        add_reaper(lazy("verifying.services.reap_dead_workers_reruns"))

@@ -7,9 +7,9 @@ from django.core.exceptions import ImproperlyConfigured
 from django.db import connection
 
 from benchmark.enums import RankingMethod
+from benchmark.hooks import board_input_listeners
 from benchmark.models import Benchmark, Metric, TestSet
 from benchmark.services import (
-    _board_input_listeners,
     add_board_input_listener,
     ensure_benchmark,
     ensure_plugin_benchmark,
@@ -546,7 +546,7 @@ def board_inputs_changed():
     called: list[int] = []
     add_board_input_listener(called.append)
     yield called
-    _board_input_listeners.remove(called.append)
+    board_input_listeners.remove(called.append)
 
 
 def test_update_benchmark_sets_a_lexicographic_order_audited_and_recomputes_the_board(

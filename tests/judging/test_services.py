@@ -9,6 +9,7 @@ from django.contrib.auth.models import Permission
 from benchmark.selectors import active_testset, load_scoring_testset
 from core import private_files, workers
 from core.exceptions import DomainError, InvalidTransition, JudgeUnavailable
+from core.hooks import resolved
 from inference import lifecycle
 from judging import services
 from judging.enums import ItemState, JobStatus
@@ -579,7 +580,8 @@ def test_a_stale_job_claimed_again_counts_one_interruption(scored_run, settings)
 def test_every_worker_reaps_dead_workers_jobs_but_only_the_schedule_requeues_lost_tasks(
     scored_run, settings, django_capture_on_commit_callbacks
 ):
-    assert {services.reap_dead_workers_jobs, reap_dead_workers_reruns} <= set(workers._reapers)
+    registered = {resolved(reaper) for reaper in workers._reapers}
+    assert {services.reap_dead_workers_jobs, reap_dead_workers_reruns} <= registered
     settings.Q_CLUSTER = {**settings.Q_CLUSTER, "retry": 0}
     job = services.start_judge(scored_run, enqueue=False)  # queued, as if its task was lost
 

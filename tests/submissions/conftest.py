@@ -3,6 +3,7 @@ rows of spec 7, and a private folder per test."""
 
 import json
 import os
+import secrets
 import subprocess
 import sys
 from pathlib import Path
@@ -132,9 +133,12 @@ def slow_next_action_records(count: int) -> list[dict]:
 def slow_answers(count: int) -> list[str]:
     """`count` distinct next-action answers of 255 tokens each: none is a class label, so each
     is embedded (about 75 ms apiece on a 2-core machine). A file of them makes scoring take
-    seconds without touching the code under test."""
+    seconds without touching the code under test. Each call's answers start with a word of
+    their own: the encoder keeps the answers it embedded (in memory and in the label store,
+    docs/nap-engine.md), so answers seen before would make scoring fast again."""
+    nonce = secrets.token_hex(4)
     return [
-        f"Answer {n}: "
+        f"Answer {nonce} {n}: "
         + " ".join(
             f"the surgeon then moves instrument {n} towards tissue layer {k}" for k in range(25)
         )

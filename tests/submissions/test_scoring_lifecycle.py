@@ -14,6 +14,7 @@ from django.db import connection
 from django.utils import timezone
 
 from core import workers
+from core.hooks import resolved
 from core.models import AuditEvent
 from submissions import services
 from submissions.enums import EvaluationStatus, FailureCode
@@ -193,7 +194,7 @@ def test_the_schedule_also_queues_runs_whose_task_was_lost(
 def test_every_worker_process_runs_the_scoring_reaper():
     # submissions' AppConfig registers it with core's watchdog (started on django-q2's
     # post_spawn in each worker process).
-    assert services.reap_stale_evaluations in workers._reapers
+    assert services.reap_stale_evaluations in [resolved(reaper) for reaper in workers._reapers]
 
 
 # --- the heartbeat and a dropped connection (committed data, so other connections see it) ----

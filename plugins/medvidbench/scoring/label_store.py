@@ -19,9 +19,15 @@ Never other bits than computing them would give:
 - Files are written to a temporary name and renamed, so concurrent processes never read half
   a file; one that cannot be read, or has the wrong shape or dtype, is ignored and rewritten.
 
+Besides lists, the store keeps single token sequences (`get_sequences`, `put_sequences`):
+the submitted answers NAP_acc embeds, one small file each under `sequences/`, so an answer any
+earlier run on the machine embedded (another model's identical answer, the same file scored
+again, a re-run's answers) is read, not computed. The same fingerprint and check guard them.
+
 The files are the embeddings of class labels, including (for a dataset without a fixed list)
-labels gathered from the ground truth: keep the folder as private as the test sets
-(PODIUM_NAP_LABEL_STORE, .env.example). Pure Python + numpy, no Django.
+labels gathered from the ground truth, and of submitted answers: keep the folder as private as
+the test sets and the predictions (PODIUM_NAP_LABEL_STORE, .env.example). Pure Python + numpy,
+no Django.
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ import logging
 import os
 import platform
 import tempfile
+import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -73,7 +80,8 @@ def fingerprint(*, engine_source: Path, model_files: Sequence[Path], settings: o
 
 
 class LabelStore:
-    """The embeddings of label lists under `folder/<fingerprint>/`, one `.npy` file a list.
+    """The embeddings of label lists under `folder/<fingerprint>/`, one `.npy` file a list,
+    and of single token sequences under `folder/<fingerprint>/sequences/`.
 
     `get` and `put` never raise for the file system: a store that cannot be written (a
     read-only home) logs it once and is only read from then on; one that does not match this
@@ -137,6 +145,73 @@ class LabelStore:
         key = json.dumps(list(labels), ensure_ascii=False, separators=(",", ":"))
         return self.folder / f"{_digest(key.encode())[:40]}.npy"
 
+    # -- single token sequences (answers) ----------------------------------------------------
+
+    def get_sequences(
+        self,
+        sequences: Sequence[tuple[int, ...]],
+        dim: int,
+        *,
+        embed: Callable[[tuple[int, ...]], np.ndarray],
+    ) -> dict[int, np.ndarray]:
+        """The stored (dim,) rows of those of `sequences` the store holds, by index. If the
+        store has not been checked in this process, the first row found is embedded afresh
+        with `embed` (one sequence -> (dim,)) and must have the stored bits, else nothing is
+        returned and the store is not used again (as for a list, `get`)."""
+        found: dict[int, np.ndarray] = {}
+        if not self.usable:
+            return found
+        for i, sequence in enumerate(sequences):
+            path = self._sequence_path(sequence)
+            try:
+                row = np.load(path, allow_pickle=False)
+            except FileNotFoundError:
+                continue
+            except (OSError, ValueError) as error:
+                logger.warning("NAP label store: ignoring %s (%s)", path, error)
+                continue
+            if row.dtype != np.float32 or row.shape != (dim,):
+                logger.warning("NAP label store: ignoring %s (shape or dtype)", path)
+                continue
+            if not self.checked:
+                if embed(sequence).tobytes() != row.tobytes():
+                    logger.warning(
+                        "NAP label store %s does not match this machine: not used", self.folder
+                    )
+                    self.usable = False
+                    return {}
+                self.checked = True
+            found[i] = row
+        return found
+
+    def put_sequences(self, sequences: Sequence[tuple[int, ...]], rows: np.ndarray) -> None:
+        """Keep each sequence's row, one small file each (written as `put` writes a list)."""
+        if not (self.usable and self.writable):
+            return
+        for sequence, row in zip(sequences, rows, strict=True):
+            path = self._sequence_path(sequence)
+            temporary = None
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                with tempfile.NamedTemporaryFile(
+                    dir=path.parent, suffix=".tmp", delete=False
+                ) as file:
+                    temporary = Path(file.name)
+                    np.save(file, np.ascontiguousarray(row, dtype=np.float32))
+                os.replace(temporary, path)
+            except OSError as error:
+                self.writable = False
+                logger.warning("NAP label store %s cannot be written: %s", self.folder, error)
+                if temporary is not None:
+                    temporary.unlink(missing_ok=True)
+                return
+
+    def _sequence_path(self, sequence: tuple[int, ...]) -> Path:
+        """`sequences/<2 hex>/<38 hex>.npy`, named by the digest of the token ids (fixed-width
+        little-endian integers, so two sequences never share a name by concatenation)."""
+        name = _digest(np.asarray(sequence, dtype="<i8").tobytes())[:40]
+        return self.folder / "sequences" / name[:2] / f"{name[2:]}.npy"
+
 
 def _digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
@@ -169,3 +244,52 @@ def _blas_libraries() -> list:
         return [os.environ.get("OPENBLAS_CORETYPE", "")]
     keys = ("internal_api", "version", "architecture", "threading_layer", "filepath")
     return [[info.get(key) for key in keys] for info in threadpool_info()]
+
+
+class AnswerMemo:
+    """An encoder's memory of answers' rows by token sequence: in this process (up to
+    `capacity` rows, least recently used dropped first), then in a label store, the rest
+    computed and kept in both. The same bits as computing them all: a row is a function of
+    its sequence alone (embedding.py) and the store checks itself against a fresh row."""
+
+    def __init__(self, capacity: int) -> None:
+        self.capacity = capacity
+        self._rows: dict[tuple[int, ...], np.ndarray] = {}
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def rows(
+        self,
+        sequences: Sequence[tuple[int, ...]],
+        dim: int,
+        compute: Callable[[Sequence[tuple[int, ...]]], np.ndarray],
+        store: LabelStore | None,
+    ) -> np.ndarray:
+        """(len(sequences), dim) float32 rows of distinct sequences; `compute` embeds a list
+        of sequences afresh."""
+        with self._lock:
+            known = {i: self._rows.get(sequence) for i, sequence in enumerate(sequences)}
+        missing = [i for i, row in known.items() if row is None]
+        if missing and store is not None:
+            found = store.get_sequences(
+                [sequences[i] for i in missing], dim, embed=lambda s: compute([s])[0]
+            )
+            known.update({missing[j]: row for j, row in found.items()})
+            missing = [i for i in missing if known[i] is None]
+        if missing:
+            computed = compute([sequences[i] for i in missing])
+            if store is not None:
+                store.put_sequences([sequences[i] for i in missing], computed)
+            known.update(zip(missing, computed, strict=True))
+        rows = np.empty((len(sequences), dim), dtype=np.float32)
+        for i, row in known.items():
+            rows[i] = row
+        with self._lock:
+            for i, sequence in enumerate(sequences):
+                self._rows.pop(sequence, None)  # most recently used last
+                self._rows[sequence] = rows[i].copy()
+            while len(self._rows) > self.capacity:
+                self._rows.pop(next(iter(self._rows)))
+        return rows

@@ -28,7 +28,20 @@ def plain() -> SentenceEncoder:
 
 
 def stored_files(folder: Path) -> list[Path]:
-    return sorted(folder.rglob("*.npy"))
+    """The lists' files (`<fingerprint>/<digest>.npy`), not the answers' (`sequences/`)."""
+    return sorted(folder.glob("*/*.npy"))
+
+
+def stored_answers(folder: Path) -> list[Path]:
+    return sorted(folder.glob("*/sequences/*/*.npy"))
+
+
+def counting_computations(encoder: SentenceEncoder) -> list[int]:
+    """Record how many token sequences each forward pass of `encoder` computes."""
+    counts: list[int] = []
+    computed = encoder._computed
+    encoder._computed = lambda sequences: counts.append(len(sequences)) or computed(sequences)
+    return counts
 
 
 def test_a_later_encoder_reads_the_lists_and_gets_the_same_bits(tmp_path, plain):
@@ -40,13 +53,11 @@ def test_a_later_encoder_reads_the_lists_and_gets_the_same_bits(tmp_path, plain)
     assert not list(tmp_path.rglob("*.tmp"))
 
     later = SentenceEncoder.from_package(label_store=tmp_path)
-    embedded = []
-    encode = later.encode
-    later.encode = lambda texts: embedded.append(list(texts)) or encode(texts)
+    counts = counting_computations(later)
     assert later._candidate_embeddings(AVOS).tobytes() == plain.encode(list(AVOS)).tobytes()
     assert later._candidate_embeddings(CHOLEC).tobytes() == plain.encode(list(CHOLEC)).tobytes()
-    # Only the check of the first list read: its first label, embedded afresh.
-    assert embedded == [["cutting"]]
+    # Only the check of the first list read: its first label ("cutting"), embedded afresh.
+    assert counts == [1]
 
 
 def test_a_store_that_does_not_match_this_machine_is_not_used(tmp_path, plain, caplog):
@@ -146,3 +157,66 @@ def test_the_folder_comes_from_the_environment(monkeypatch, tmp_path):
     assert default_folder() == tmp_path / "cache" / "podium" / "nap-labels"
     monkeypatch.delenv("XDG_CACHE_HOME")
     assert default_folder() == Path.home() / ".cache" / "podium" / "nap-labels"
+
+
+def test_answers_are_kept_by_token_sequence_and_read_back_with_the_same_bits(tmp_path, plain):
+    first = SentenceEncoder.from_package(label_store=tmp_path)
+    pairs = [(query, AVOS) for query in QUERIES]
+    assert first.nearest_candidates(pairs) == plain.nearest_candidates(pairs)
+    assert len(stored_answers(tmp_path)) == len(QUERIES)
+    assert not list(tmp_path.rglob("*.tmp"))
+
+    later = SentenceEncoder.from_package(label_store=tmp_path)
+    counts = counting_computations(later)
+    # "Tie the knot" has the tokens of "tie the knot" (the tokenizer lowercases): stored too.
+    texts = ["Tie the knot", *QUERIES]
+    assert later.encode(texts).tobytes() == plain.encode(texts).tobytes()
+    assert counts == [1]  # only the store's check: one sequence embedded afresh
+    assert later.encode(["a new answer", *QUERIES]).tobytes() == (
+        plain.encode(["a new answer", *QUERIES]).tobytes()
+    )
+    assert counts == [1, 1]  # the new answer alone; the others from the memo
+    assert len(stored_answers(tmp_path)) == len(QUERIES) + 1
+
+
+def test_a_tampered_answer_file_makes_the_store_unused(tmp_path, plain, caplog):
+    SentenceEncoder.from_package(label_store=tmp_path).encode(["tie the knot"])
+    (path,) = stored_answers(tmp_path)
+    tampered = np.load(path)
+    tampered[0] = np.nextafter(tampered[0], np.float32(2))
+    np.save(path, tampered)
+
+    later = SentenceEncoder.from_package(label_store=tmp_path)
+    with caplog.at_level(logging.WARNING, logger=label_store.__name__):
+        row = later.encode(["tie the knot"])
+    assert row.tobytes() == plain.encode(["tie the knot"]).tobytes()
+    assert "does not match this machine" in caplog.text
+    assert later._label_store.usable is False
+
+
+def test_a_misshapen_answer_file_is_ignored_and_rewritten(tmp_path, plain, caplog):
+    SentenceEncoder.from_package(label_store=tmp_path).encode(["tie the knot"])
+    (path,) = stored_answers(tmp_path)
+    np.save(path, np.zeros(5, dtype=np.float32))
+    later = SentenceEncoder.from_package(label_store=tmp_path)
+    with caplog.at_level(logging.WARNING, logger=label_store.__name__):
+        row = later.encode(["tie the knot"])
+    assert row.tobytes() == plain.encode(["tie the knot"]).tobytes()
+    assert "shape or dtype" in caplog.text
+    assert np.load(path).tobytes() == row[0].tobytes()
+
+
+def test_the_memo_is_bounded_and_class_lists_never_go_through_it(monkeypatch, plain):
+    from plugins.medvidbench.scoring import embedding
+
+    monkeypatch.setattr(embedding, "SEQUENCE_MEMO_SIZE", 2)
+    encoder = SentenceEncoder.from_package()
+    encoder._candidate_embeddings(AVOS)
+    assert len(encoder._answers) == 0
+    counts = counting_computations(encoder)
+    assert encoder.encode(QUERIES).tobytes() == plain.encode(QUERIES).tobytes()
+    assert len(encoder._answers) == 2  # the two most recently used
+    assert encoder.encode(QUERIES[-2:]).tobytes() == plain.encode(QUERIES[-2:]).tobytes()
+    assert counts == [len(QUERIES)]
+    assert encoder.encode(QUERIES[:1]).tobytes() == plain.encode(QUERIES[:1]).tobytes()
+    assert counts == [len(QUERIES), 1]
