@@ -5,10 +5,13 @@
     GET /api/v1/benchmarks/<slug>/rankings.json      rankings-json (every row, as a download)
 
 The rankings read the materialised board (`BoardEntry`, written only by `recompute_board`), so
-they hold published entries only: an evaluate-only run is never on a board. The rank, mean rank
-and wins are the stored ones; the per-metric ranks, the two other tiebreak values and the
-rounded values the ranking compared are not stored, so they are recomputed here with the same
-pure `rank_entries`, inputs and grouping as `recompute_board` (cheap: ~5 ms for 1,000 rows).
+they hold published entries only: an evaluate-only run is never on a board. Everything a row
+says about its place is stored there (issue 16): the rank, mean rank, wins, the per-metric
+ranks and the two other tiebreak values; the rounded values the ranking compared are the
+stored values rounded as the policy rounds. So a page is one read of its own rows, filtered,
+ordered and sliced in the database in the HTML board's order (`board_ordering`), and its
+count is the board's stored total unless a filter asks for a COUNT: nothing here ranks or
+reads the rest of the board (the CSV and the JSON download read every row they hold).
 
 A board only changes when `recompute_board` runs, which moves `computed_at`. That time keys
 everything: the ETag and Last-Modified of a rankings response (a client polling with
@@ -36,6 +39,8 @@ from urllib.parse import urlencode
 
 from django.conf import settings
 from django.core.cache import cache
+from django.db.models import QuerySet, TextField
+from django.db.models.functions import Cast
 from django.http import HttpResponse
 from django.urls import path
 from django.utils.cache import get_conditional_response, patch_cache_control
@@ -48,22 +53,23 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from benchmark.enums import RankingScope
 from benchmark.models import Benchmark, Category, Metric
-from benchmark.scoring.ranking import Entry, RankedEntry, rank_entries
 from submissions.enums import BoardKind, SubmissionSource, VerificationStatus
 from submissions.models import BoardEntry
 from submissions.selectors import (
     FIXED_SORT_COLUMNS,
+    BoardFilter,
     BoardSort,
+    BoardSummary,
     board_entries,
+    board_ordering,
+    board_summary,
     category_metrics,
+    category_rank,
     first_click_descending,
-    metric_specs,
     metric_value,
     parse_board_filter,
-    ranking_policy,
-    sort_board_rows,
+    position_range,
 )
 
 from .benchmarks import NotFoundSerializer, visible_benchmark
@@ -96,13 +102,8 @@ REPRESENTATION_VERSION = "4"
 
 
 class RankingRow(NamedTuple):
-    """One board row: the attributes `sort_board_rows` sorts on (so the API sorts exactly as
-    the HTML board does), the board it is on, and its representation."""
+    """One board row: the board it is on and its representation."""
 
-    model_name: str
-    team: str
-    listed_at: datetime
-    values: dict[str, float | None]
     board: str
     body: dict[str, Any]
 
@@ -113,10 +114,7 @@ ENTRY_FIELDS = (
     "rank",
     "mean_rank",
     "wins",
-    "values",
     "judge_pending",
-    "judged_over",
-    "intervals",
     "rank_best",
     "rank_worst",
     "tier",
@@ -132,47 +130,104 @@ ENTRY_FIELDS = (
     "submission__verification_status",
     "submission__verified_at",
     "submission__created_at",
+    "rank_sum",
+    "normalized_sum",
+)
+# Read as the database's JSON text and decoded here (`_decoded`): most are `{}`, which needs
+# no decoding, and Django's JSON field converter costs as much again as the decoding.
+ENTRY_JSON = (
+    "values",
+    "judged_over",
+    "intervals",
     "category_ranks",
     "rating_battles",
     "model_facts",
+    "metric_ranks",
 )
 
 
-def ranking_rows(
-    benchmark: Benchmark, metrics: list[Metric], category: Category | None = None
-) -> list[RankingRow]:
-    """Every row of both boards, by rank then submission id, in one query; for a category
-    (issue 15), by its rank then submission id, with its columns only.
+class _Record(NamedTuple):
+    """A row as `ranking_rows` reads it: `ENTRY_FIELDS`, then `ENTRY_JSON` decoded."""
 
-    Named tuples rather than model instances: building 1,000 `BoardEntry` and `Submission`
-    objects costs more than everything else here. The `publish` filter repeats what
-    `recompute_board` guarantees, so an entry unpublished before the next recompute is not
-    shown either.
+    submission_id: int
+    board: str
+    rank: int
+    mean_rank: float
+    wins: int
+    judge_pending: bool
+    rank_best: int | None
+    rank_worst: int | None
+    tier: int | None
+    listed_at: datetime
+    submission__model_name: str
+    submission__team_name: str
+    submission__institution: str
+    submission__model_url: str
+    submission__paper_url: str
+    submission__code_url: str
+    submission__is_baseline: bool
+    submission__source: str
+    submission__verification_status: str
+    submission__verified_at: datetime | None
+    submission__created_at: datetime
+    rank_sum: int
+    normalized_sum: float
+    values: dict[str, Any]
+    judged_over: dict[str, Any]
+    intervals: dict[str, Any]
+    category_ranks: dict[str, int]
+    rating_battles: dict[str, int]
+    model_facts: dict[str, Any]
+    metric_ranks: dict[str, int]
+
+
+def _decoded(text: str | None) -> Any:
+    return {} if text is None or text == "{}" else json.loads(text)
+
+
+def ranking_rows(
+    benchmark: Benchmark,
+    metrics: list[Metric],
+    entries: QuerySet[BoardEntry],
+    category: Category | None = None,
+) -> list[RankingRow]:
+    """The rows of `entries` (a board's rows, filtered, ordered and sliced) in one query; for
+    a category (issue 15) with its columns only.
+
+    Tuples rather than model instances: building 1,000 `BoardEntry` and `Submission`
+    objects costs more than everything else here.
     """
-    records = list(
-        BoardEntry.objects.filter(benchmark=benchmark, submission__publish=True)
-        .order_by("rank", "submission_id")
-        .values_list(*ENTRY_FIELDS, named=True)
-    )
-    keys = [metric.key for metric in metrics]
-    entries = [
-        Entry(
-            record.submission_id, record.submission__model_name, _metric_values(record.values, keys)
-        )
-        for record in records
+    texts = {f"{name}_json": Cast(name, TextField()) for name in ENTRY_JSON}
+    plain = len(ENTRY_FIELDS)
+    records = [
+        _Record(*row[:plain], *map(_decoded, row[plain:]))
+        for row in entries.annotate(**texts).values_list(*ENTRY_FIELDS, *texts)
     ]
-    ranked = _ranked(benchmark, metrics, entries, [record.board for record in records])
+    keys = [metric.key for metric in metrics]
     decimals = benchmark.ranking_decimals
     shown = [metric.key for metric in category_metrics(category, metrics)] if category else keys
     ratings = {metric.key for metric in metrics if metric.is_rating}
     rows = []
-    for record, entry in zip(records, entries, strict=True):
-        values = {key: entry.values[key] for key in shown}
-        place = ranked.get(record.submission_id)
-        ranks = place.metric_ranks if place else {}
+    for record in records:
+        ranks = record.metric_ranks
         name = record.submission__model_name
         team = record.submission__team_name or record.submission__institution
-        intervals = record.intervals or {}
+        intervals = record.intervals
+        cells = {}
+        for key in shown:
+            value = _metric_value(record.values.get(key))
+            cell = {
+                "value": value,
+                # Python's round, as rank_entries rounds (round_like_python matches it).
+                "ranked_value": (
+                    value if value is None or decimals is None else round(value, decimals)
+                ),
+                "rank": ranks.get(key),
+                "interval": intervals.get(key),
+            }
+            if key in ratings:  # a rating's battles (issue 15); only rating metrics have them
+                cell["battles"] = record.rating_battles.get(key)
+            cells[key] = cell
         body = {
             "rank": record.rank,
             "board": record.board,
@@ -194,38 +249,21 @@ def ranking_rows(
             "wins": record.wins,
             "tiebreakers": {
                 "wins": record.wins,
-                "rank_sum": place.rank_sum if place else None,
-                "normalized_sum": place.normalized_sum if place else None,
+                "rank_sum": record.rank_sum,
+                "normalized_sum": record.normalized_sum,
             },
-            "metrics": {
-                key: {
-                    "value": value,
-                    # Python's round, as rank_entries rounds (round_like_python matches it).
-                    "ranked_value": (
-                        value if value is None or decimals is None else round(value, decimals)
-                    ),
-                    "rank": ranks.get(key),
-                    "interval": intervals.get(key),
-                    # A rating's battles (issue 15); only rating metrics carry the key.
-                    **(
-                        {"battles": (record.rating_battles or {}).get(key)}
-                        if key in ratings
-                        else {}
-                    ),
-                }
-                for key, value in values.items()
-            },
+            "metrics": cells,
             "submission_id": record.submission_id,
             "rank_interval": (
                 None if record.rank_best is None else [record.rank_best, record.rank_worst]
             ),
             "tier": record.tier,
-            "category_rank": (record.category_ranks or {}).get(category.key) if category else None,
-            "category_ranks": dict(record.category_ranks or {}),
-            "model_facts": dict(record.model_facts or {}),
+            "category_rank": record.category_ranks.get(category.key) if category else None,
+            "category_ranks": record.category_ranks,
+            "model_facts": record.model_facts,
             "interval_note": _interval_note(record, intervals),
         }
-        rows.append(RankingRow(name, team, record.listed_at, values, record.board, body))
+        rows.append(RankingRow(record.board, body))
     return rows
 
 
@@ -242,37 +280,23 @@ def _interval_note(record: Any, intervals: dict[str, Any]) -> str | None:
     return None
 
 
-def _metric_values(stored: dict[str, Any], keys: list[str]) -> dict[str, float | None]:
-    """What `submissions.selectors.ranking_entry` passes to the ranking (`metric_value` of each
-    stored value), with a shortcut for the usual finite float: 10,000 calls add up."""
-    values = {}
-    for key in keys:
-        value = stored.get(key)
-        finite = type(value) is float and math.isfinite(value)
-        values[key] = value if finite else metric_value(value)
-    return values
+def _metric_value(value: Any) -> float | None:
+    """`metric_value` (what the ranking compared), with a shortcut for the usual finite
+    float: 10,000 calls add up."""
+    return value if type(value) is float and math.isfinite(value) else metric_value(value)
 
 
-def _ranked(
-    benchmark: Benchmark, metrics: list[Metric], entries: list[Any], boards: list[str]
-) -> dict[int, RankedEntry]:
-    """Each entry's per-metric ranks and tiebreak values, ranked as `recompute_board` ranks:
-    the union of both boards under the global scope, each board on its own under per_board."""
-    if not metrics or not entries:
-        return {}
-    groups = [entries]
-    if benchmark.ranking_scope == RankingScope.PER_BOARD:
-        groups = [
-            [entry for entry, board in zip(entries, boards, strict=True) if board == kind]
-            for kind in BoardKind
-        ]
-    specs, policy = metric_specs(metrics), ranking_policy(benchmark)
-    return {
-        place.key: place
-        for group in groups
-        if group
-        for place in rank_entries(group, specs, policy)
-    }
+def rankings_ordering(sort: BoardSort, category: Category | None) -> list[Any]:
+    """The rows' order: the HTML board's (`board_ordering`: a column's values, equal ones in
+    rank order, empty ones last) with the submission id after the rank, since under the
+    per-board scope the two boards share ranks (`board=all`). `rank` descending is the
+    rank order reversed, on a category's tab too (its rank order is the category's rank,
+    then the rank)."""
+    if sort.key == "rank" and sort.descending:
+        if category is not None:
+            return [category_rank(category.key).desc(nulls_first=True), "-rank", "-submission_id"]
+        return ["-rank", "-submission_id"]
+    return [*board_ordering(sort, category.key if category else ""), "submission_id"]
 
 
 def _iso(moment: datetime | None) -> str | None:
@@ -350,7 +374,9 @@ class RankingsView(APIView):
         benchmark = visible_benchmark(request, slug)
         query, metrics, category = _rankings_query(request, benchmark)
         kind = CSV if request.accepted_renderer.format == CSVRenderer.format else self.json_kind
-        computed_at = _board_computed_at(benchmark)
+        # The boards' stored totals: when they were computed (the ETag's) and their rows.
+        summary = board_summary(benchmark)
+        computed_at = summary.computed_at
         etag = _etag(benchmark, computed_at, _canonical_query(query, kind), kind)
         not_modified = get_conditional_response(
             request, etag=etag, last_modified=computed_at and int(computed_at.timestamp())
@@ -359,9 +385,7 @@ class RankingsView(APIView):
             return _with_validators(not_modified, benchmark, etag, computed_at)
 
         link_base = request.build_absolute_uri(request.path)
-        body = _rankings_body(
-            benchmark, metrics, query, computed_at, etag, link_base, kind, category
-        )
+        body = _rankings_body(benchmark, metrics, query, summary, etag, link_base, kind, category)
         if kind == CSV:
             response = HttpResponse(body, content_type="text/csv; charset=utf-8")
         else:
@@ -465,22 +489,6 @@ def _query_category(benchmark: Benchmark, key: str) -> Category | None:
     return found
 
 
-def _board_computed_at(benchmark: Benchmark) -> datetime | None:
-    """When the board was last recomputed (None: never, or nothing on it).
-
-    `recompute_board` rewrites every row of a benchmark in one transaction with one
-    `computed_at`, so any row has it: the first by the (benchmark, board, rank) unique index
-    costs one index probe, where `board_summary`'s aggregate reads every row (0.3 against
-    0.8 ms at 1,000 entries, on each poll).
-    """
-    return (
-        BoardEntry.objects.filter(benchmark=benchmark)
-        .order_by("board", "rank")
-        .values_list("computed_at", flat=True)
-        .first()
-    )
-
-
 def _canonical_query(query: dict[str, Any], kind: str) -> dict[str, Any]:
     """The parameters that shape the body, in a fixed order: the CSV and the JSON download
     hold every row, so pages do not shape them. An empty search or tag is left out (it
@@ -514,21 +522,22 @@ def _rankings_body(
     benchmark: Benchmark,
     metrics: list[Metric] | None,
     query: dict[str, Any],
-    computed_at: datetime | None,
+    summary: BoardSummary,
     etag: str,
     link_base: str,
     kind: str,
     category: Category | None = None,
 ) -> bytes:
-    """The response body, from the cache when this board (as of `computed_at`, which the ETag
-    holds) was already rendered with these parameters; the JSON's links name the host too."""
+    """The response body, from the cache when this board (as of its `computed_at`, which the
+    ETag holds) was already rendered with these parameters; the JSON's links name the host
+    too."""
     key = f"podium:api:rankings:{etag}:{hashlib.sha256(link_base.encode()).hexdigest()}"
     body = cache.get(key)
     if body is not None:
         return body
     if metrics is None:
         metrics = list(benchmark.metrics.all())
-    rows = _board_rows(benchmark, metrics, query, category)
+    entries, board_filter = _board_entries(benchmark, query, category)
     shown = category_metrics(category, metrics) if category else metrics
     keys = [metric.key for metric in shown]
     if kind == CSV:
@@ -537,60 +546,74 @@ def _rankings_body(
             ratings=[metric.key for metric in shown if metric.is_rating],
             facts=benchmark.fact_keys,
         )
-        body = csv_body(rows, keys, extra)
+        body = csv_body(ranking_rows(benchmark, metrics, entries, category), keys, extra)
     else:
-        page = _page(benchmark, rows, keys, query, computed_at, link_base, whole=kind == JSON_WHOLE)
+        count = _count(summary, query, entries, board_filter)
+        page = _page(benchmark, metrics, entries, count, keys, query, summary.computed_at,
+                     link_base, category=category, whole=kind == JSON_WHOLE,
+                     filtered=board_filter.active)  # fmt: skip
         body = json.dumps(page, ensure_ascii=False, separators=(",", ":")).encode()
     if settings.PODIUM_BOARD_CACHE_SECONDS > 0:
         cache.set(key, body, settings.PODIUM_BOARD_CACHE_SECONDS)
     return body
 
 
-def _board_rows(
-    benchmark: Benchmark,
-    metrics: list[Metric],
-    query: dict[str, Any],
-    category: Category | None = None,
-) -> list[RankingRow]:
-    rows = ranking_rows(benchmark, metrics, category)
-    if category is not None:
-        # In the category's rank order (unique within a scope), then as before.
-        rows.sort(key=lambda row: (_category_rank_key(row), row.body["rank"]))
-    if query["board"] != ALL_BOARDS:
-        rows = [row for row in rows if row.board == query["board"]]
+def _board_entries(
+    benchmark: Benchmark, query: dict[str, Any], category: Category | None
+) -> tuple[QuerySet[BoardEntry], BoardFilter]:
+    """The rows the parameters select (`board`, the board page's filters through its own
+    selector), in their order, not yet read."""
     board_filter = parse_board_filter(query["q"], query["tag"], query, asked=benchmark.fact_keys)
-    if board_filter.active:
-        # The board page's rule (`submissions.selectors.filter_board_entries`), not a copy.
-        boards = BoardKind.values if query["board"] == ALL_BOARDS else [query["board"]]
-        selected = set(
-            board_entries(benchmark, boards, board_filter).values_list("submission_id", flat=True)
-        )
-        rows = [row for row in rows if row.body["submission_id"] in selected]
+    boards = BoardKind.values if query["board"] == ALL_BOARDS else [query["board"]]
     sort = BoardSort(query["sort"], descending=query["direction"] == "desc")
-    return sort_board_rows(rows, sort)  # type: ignore[arg-type]  # RankingRow has its fields
+    entries = board_entries(benchmark, boards, board_filter).order_by(
+        *rankings_ordering(sort, category)
+    )
+    return entries, board_filter
 
 
-def _category_rank_key(row: RankingRow) -> float:
-    rank = row.body["category_rank"]
-    return math.inf if rank is None else rank
+def _count(
+    summary: BoardSummary,
+    query: dict[str, Any],
+    entries: QuerySet[BoardEntry],
+    board_filter: BoardFilter,
+) -> int:
+    """How many rows the parameters select: the boards' stored totals, or a COUNT when a
+    filter narrows them."""
+    if board_filter.active:
+        return entries.count()
+    counts = summary.counts
+    return sum(counts.values()) if query["board"] == ALL_BOARDS else counts[query["board"]]
 
 
 def _page(
     benchmark: Benchmark,
-    rows: list[RankingRow],
+    metrics: list[Metric],
+    entries: QuerySet[BoardEntry],
+    count: int,
     keys: list[str],
     query: dict[str, Any],
     computed_at: datetime | None,
     link_base: str,
     *,
+    category: Category | None = None,
     whole: bool = False,
+    filtered: bool = False,
 ) -> dict[str, Any]:
     number, size = query["page"], query["page_size"]
     if whole:
-        number, size = 1, max(1, len(rows))
-    last = max(1, math.ceil(len(rows) / size))
+        number, size = 1, max(1, count)
+    last = max(1, math.ceil(count / size))
     if number > last:
         raise NotFound("Invalid page.")
+    start = (number - 1) * size
+    page = entries[start : start + size]
+    if query["sort"] == "rank" and category is None and not filtered and not whole:
+        # The board (or both) in rank order: a range of positions, read through their index.
+        field = "overall_position" if query["board"] == ALL_BOARDS else "position"
+        descending = query["direction"] == "desc"
+        page = position_range(entries, field, start, size, count, descending=descending)
+    rows = ranking_rows(benchmark, metrics, page, category)
 
     def link(page: int) -> str:
         return f"{link_base}?{urlencode({**_canonical_query(query, JSON_PAGE), 'page': page})}"
@@ -599,12 +622,12 @@ def _page(
         "benchmark": benchmark.slug,
         "board": query["board"],
         "computed_at": _iso(computed_at),
-        "count": len(rows),
+        "count": count,
         "next": link(number + 1) if number < last else None,
         "previous": link(number - 1) if number > 1 else None,
         "category": query["category"] or None,
         "metrics": keys,
-        "results": [row.body for row in rows[(number - 1) * size : number * size]],
+        "results": [row.body for row in rows],
     }
 
 

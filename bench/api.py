@@ -2,15 +2,18 @@
 
     .venv/bin/python bench/api.py [--entries 1000] [--requests 200] [--seed 0]
                                   [--duration 10] [--connections 16] [--anon-rate 1000000/min]
+                                  [--database-url postgres://user@host:port/name] [--json]
 
 Builds the same throwaway board as bench/board.py (a fresh SQLite file in a temporary folder,
-never the configured database; MedVidBench with `--entries` published entries, a third
-verified, a fifth with their judge metrics pending; `recompute_board` once), then:
+or with `--database-url` a fresh PostgreSQL database on that server, dropped at the end: never
+the configured database; MedVidBench with `--entries` published entries, a third verified, a
+fifth with their judge metrics pending, each run with its metric intervals stored;
+`recompute_board` once), then:
 
 1. In process (django.test.Client, test settings: DEBUG off, the local-memory cache): GETs of
    the whole board as JSON (`?board=all&page_size=1000`) and as CSV (`rankings.csv?board=all`):
    warm (the body cached until the next recompute, what every request but the first after a
-   recompute gets), cold (the cache cleared before each request: rows read, ranked and
+   recompute gets), cold (the cache cleared before each request: the page's rows read and
    rendered), and a revalidation with If-None-Match (304). Server time is the wall time of
    `Client.get`, the whole request including the throttles' shared-cache reads and writes.
 2. If `.venv/bin/gunicorn` and `wrk` exist: `gunicorn config.wsgi -w 2` on 127.0.0.1 against
@@ -25,13 +28,18 @@ verified, a fifth with their judge metrics pending; `recompute_board` once), the
 Targets (spec, 2-core shared machine): JSON and CSV p50 <= 25 ms in process; >= 300 requests/s
 with no errors under gunicorn. wrk and the two workers share the same two cores. The machine is
 shared, so timings are noisy: run it a few times. A last line times plain Python as a yardstick.
+Issue 16's figure is the cold JSON page at 10,000 entries (`--entries 10000`; target 30 ms).
+`--json` prints one JSON object last: `entries`, `database`, and per URL (`json`, `csv`) the
+warm, cold and 304 medians in ms.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -43,7 +51,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 # bench/ is the script folder, first on sys.path: the board bench's fixture and the timing.
-from board import build_board, setup_django, timed_gets  # noqa: E402
+from board import (  # noqa: E402
+    add_stored_intervals,
+    build_board,
+    setup_django,
+    throwaway_database,
+    timed_gets,
+)
 from timing import report  # noqa: E402
 
 from tests.live_gunicorn import GUNICORN, gunicorn_server  # noqa: E402
@@ -57,31 +71,49 @@ def main() -> None:
     parser.add_argument("--duration", type=int, default=10, help="seconds of wrk per URL")
     parser.add_argument("--connections", type=int, default=16)
     parser.add_argument("--anon-rate", default="1000000/min", help="the throttle rate for wrk")
+    parser.add_argument(
+        "--database-url",
+        help="a PostgreSQL server to measure on (a throwaway database is created there)",
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON object last")
     args = parser.parse_args()
 
-    with tempfile.TemporaryDirectory(prefix="podium-bench-") as folder:
-        setup_django(Path(folder))
+    with (
+        tempfile.TemporaryDirectory(prefix="podium-bench-") as folder,
+        throwaway_database(args.database_url) as database_url,
+    ):
+        setup_django(Path(folder), database_url)
         from django.core.management import call_command
 
         call_command("createcachetable", verbosity=0)  # the throttles' shared cache table
-        urls = in_process(args)
-        over_http(Path(folder), urls, args)
+        urls, figures = in_process(args)
+        over_http(Path(folder), urls, args, database_url)
 
     start = time.perf_counter()
     sum(range(10**7))
-    print(f"yardstick: sum(range(10**7)) took {(time.perf_counter() - start) * 1000:.0f} ms")
+    figures["yardstick_ms"] = round((time.perf_counter() - start) * 1000)
+    print(f"yardstick: sum(range(10**7)) took {figures['yardstick_ms']} ms")
+    if args.json:
+        print(json.dumps(figures))
 
 
-def in_process(args: argparse.Namespace) -> dict[str, str]:
+def in_process(args: argparse.Namespace) -> tuple[dict[str, str], dict]:
     from django.core.cache import cache
+    from django.db import connection
     from django.test import Client
 
+    from submissions.models import BoardTotals
     from submissions.services import recompute_board
 
     benchmark = build_board(args.entries, args.seed)
-    rows = recompute_board(benchmark)
-    official = sum(row.board == "official" for row in rows)
-    print(f"{len(rows)} entries ({official} official, {len(rows) - official} community)")
+    add_stored_intervals(benchmark)
+    recompute_board(benchmark)
+    counts = dict(BoardTotals.objects.filter(benchmark=benchmark).values_list("board", "entries"))
+    official, community = counts.get("official", 0), counts.get("community", 0)
+    print(
+        f"{official + community} entries ({official} official, {community} community) on {connection.vendor}"
+    )
+    figures: dict = {"entries": args.entries, "database": connection.vendor}
 
     client = Client()
     urls = {
@@ -93,11 +125,10 @@ def in_process(args: argparse.Namespace) -> dict[str, str]:
         response = client.get(url)  # warms the cache, the URLconf, the imports
         assert response.status_code == 200, response.status_code
         print(f"Rankings {label}: {len(response.content) / 1000:.0f} kB, ETag {response['ETag']}")
-        report(f"Rankings {label}, warm (body cached)", timed_gets(client, url, args.requests))
-        report(
-            f"Rankings {label}, cold (rows read and rendered)",
-            timed_gets(client, url, cold, before=cache.clear),
-        )
+        warm = timed_gets(client, url, args.requests)
+        report(f"Rankings {label}, warm (body cached)", warm)
+        cold_times = timed_gets(client, url, cold, before=cache.clear)
+        report(f"Rankings {label}, cold (the page's rows read and rendered)", cold_times)
         revalidations = []
         for _ in range(args.requests):
             start = time.perf_counter()
@@ -105,10 +136,17 @@ def in_process(args: argparse.Namespace) -> dict[str, str]:
             revalidations.append((time.perf_counter() - start) * 1000)
             assert again.status_code == 304, again.status_code
         report(f"Rankings {label}, If-None-Match (304)", revalidations)
-    return urls
+        figures[label.lower()] = {
+            "warm_p50_ms": round(statistics.median(warm), 1),
+            "cold_p50_ms": round(statistics.median(cold_times), 1),
+            "not_modified_p50_ms": round(statistics.median(revalidations), 1),
+        }
+    return urls, figures
 
 
-def over_http(folder: Path, urls: dict[str, str], args: argparse.Namespace) -> None:
+def over_http(
+    folder: Path, urls: dict[str, str], args: argparse.Namespace, database_url: str | None
+) -> None:
     wrk = shutil.which("wrk")
     if not GUNICORN.exists() or wrk is None:
         missing = " and ".join(
@@ -123,7 +161,7 @@ def over_http(folder: Path, urls: dict[str, str], args: argparse.Namespace) -> N
         "SECRET_KEY": "bench-only-not-a-secret",
         "PODIUM_FIELD_ENCRYPTION_KEYS": "YmVuY2gtb25seS1ub3QtYS1zZWNyZXQtMzItYnl0ZXM=",
         # The file is already in WAL mode (the test settings set it; it persists in the file).
-        "DATABASE_URL": f"sqlite:///{database}",
+        "DATABASE_URL": database_url or f"sqlite:///{database}",
         "PODIUM_VAR_DIR": str(folder),
         "SECURE_SSL_REDIRECT": "0",
         "PODIUM_LOCAL_ACCOUNTS": "1",

@@ -1,40 +1,68 @@
-"""Benchmark: server time of a board page with 1,000 entries.
+"""Benchmark: a board's recompute and the server time of its pages, at any size (issue 16).
 
     .venv/bin/python bench/board.py [--entries 1000] [--requests 200] [--seed 0]
+        [--intervals computed|stored|none] [--database-url postgres://user@host:port/name]
+        [--compare 1000] [--json]
 
-Works in a throwaway SQLite database in a temporary folder (never the configured database):
-MedVidBench with `--entries` published entries (a third verified, a fifth with their judge
-metrics pending), inserted with bulk_create (a bench fixture: the rows are written directly,
-not through the services), each run with stored bootstrap replicates (unless
-`--no-intervals`), then `recompute_board` once (timed) and the rank intervals and tiers. It then times GETs of the
-Official board through django.test.Client with the test settings (DEBUG off, the local-memory
-cache): the warm page as every visitor but the first after a recompute gets it, the cold page
-(the cache cleared before each request: the table is rendered from the rows), and the warm
-Community board sorted by a metric. Server time is the wall time of `Client.get`, which runs
-the whole request (middleware, view, template) in-process.
+Works in a throwaway database, never the configured one: a fresh SQLite file in a temporary
+folder, or with `--database-url` a fresh PostgreSQL database created on that server (named
+after the URL's database, `_bench_<pid>` appended) and dropped at the end. MedVidBench with
+`--entries` published entries (a third verified, a fifth with their judge metrics pending),
+inserted with bulk_create (a bench fixture: the rows are written directly, not through the
+services). `--intervals`: `computed` gives every run stored bootstrap replicates and computes
+the rank intervals and tiers after the recompute (the default up to 10,000 entries; above, the
+replicates alone would take gigabytes); `stored` gives every run its metric intervals only, so
+the board is as every recompute leaves it until the rank intervals follow in the background
+("computing…"; the default above 10,000); `none` gives no run per-sample data (imported-like
+rows). Then `recompute_board` once (timed), and GETs through django.test.Client with the test
+settings (DEBUG off, the local-memory cache): the Official board warm (the cached table, as every
+visitor but the first after a recompute gets it) and cold (the cache cleared before each
+request: the table rendered from the rows), the Community board sorted by a metric (warm and
+cold), and the rankings API's first page of 1,000 rows of both boards, cold. Server time is the
+wall time of `Client.get`, the whole request (middleware, view, template) in-process.
 
-Target (spec, 2-core shared machine): warm p50 <= 25 ms. The machine is shared, so timings
-are noisy: run it a few times. A last line times plain Python as a yardstick of the load.
+`--compare N` (default 1000 when `--entries` is larger) first measures a board of N entries the
+same way in a child process (its own database) and prints how each figure at `--entries`
+compares with it. `--json` prints one JSON object last: `entries`, `recompute_s`,
+`warm_p50_ms`, `cold_p50_ms` and the others measured (and `compare` with the same for N, and
+the ratios).
+
+Targets (issue 16, 2-core shared machine): at 100,000 entries recompute <= 3 s, warm p50 <=
+15 ms, cold <= 60 ms, and the warm and cold page within 2x of the same at 1,000. The machine is
+shared, so timings are noisy: run it a few times. A last line times plain Python as a yardstick
+of the load.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import statistics
+import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from timing import report  # noqa: E402  (bench/ is the script folder, first on sys.path)
 
+# Above this many entries `--intervals` defaults to `stored` (see the docstring).
+COMPUTED_INTERVALS_UP_TO = 10_000
 
-def setup_django(folder: Path) -> None:
-    """Django on a fresh SQLite file under `folder`, whatever the environment says."""
+
+def setup_django(folder: Path, database_url: str | None = None) -> None:
+    """Django on a fresh SQLite file under `folder`, or on `database_url` (a database this
+    script created), whatever the environment says."""
     os.environ.pop("DATABASE_URL", None)
+    if database_url:
+        os.environ["DATABASE_URL"] = database_url
     os.environ["DJANGO_SETTINGS_MODULE"] = "config.settings.test"
     os.environ["PODIUM_VAR_DIR"] = str(folder)
     os.environ["LOG_LEVEL"] = "WARNING"
@@ -48,7 +76,36 @@ def setup_django(folder: Path) -> None:
     call_command("migrate", verbosity=0)
 
 
+@contextmanager
+def throwaway_database(server_url: str | None) -> Iterator[str | None]:
+    """A new, empty PostgreSQL database on the server of `server_url`, dropped afterwards
+    (None: SQLite, nothing to create). Its name is the URL's database's with `_bench_<pid>`
+    appended, so it never is a database someone uses."""
+    if not server_url:
+        yield None
+        return
+    import psycopg
+
+    parts = urlsplit(server_url)
+    name = f"{parts.path.lstrip('/') or 'podium'}_bench_{os.getpid()}"
+    maintenance = urlunsplit(parts._replace(scheme="postgresql", path="/postgres"))
+    with psycopg.connect(maintenance, autocommit=True) as connection:
+        connection.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield urlunsplit(parts._replace(path=f"/{name}"))
+    finally:
+        from django.db import connections
+
+        connections.close_all()
+        with psycopg.connect(maintenance, autocommit=True) as connection:
+            connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
 def build_board(entries: int, seed: int):
+    """MedVidBench with `entries` published entries and a scored run each, written as plain
+    tuples (`core.bulk.insert_rows`: COPY on PostgreSQL), not through the services: a bench
+    fixture. Model instances and `bulk_create` took a minute at 100,000 entries. Call
+    `analyse` once the fixture is complete."""
     import numpy as np
     from django.utils import timezone
 
@@ -63,41 +120,72 @@ def build_board(entries: int, seed: int):
     generator = np.random.default_rng(seed)
     values = (generator.integers(0, 1001, size=(entries, len(keys))) / 1000).tolist()
     now = timezone.now()
-    submissions = Submission.objects.bulk_create(
-        [
-            Submission(
-                benchmark=benchmark,
-                source=SubmissionSource.UPLOAD,
-                model_name=f"bench-model-{number:05d}",
-                model_name_skeleton=confusable_key(f"bench-model-{number:05d}"),
-                institution=f"Lab {number % 37}",
-                model_url=f"https://example.org/models/{number}",
-                publish=True,
-                is_baseline=number % 11 == 0,
-                verification_status=(
-                    VerificationStatus.VERIFIED if number % 3 == 0 else VerificationStatus.COMMUNITY
+    names = [f"bench-model-{number:05d}" for number in range(entries)]
+    insert_fixture(
+        Submission,
+        (
+            {
+                "benchmark": benchmark.pk,
+                "source": SubmissionSource.UPLOAD.value,
+                "model_name": name,
+                "model_name_skeleton": confusable_key(name),
+                "institution": f"Lab {number % 37}",
+                "model_url": f"https://example.org/models/{number}",
+                "publish": True,
+                "is_baseline": number % 11 == 0,
+                "verification_status": (
+                    VerificationStatus.VERIFIED.value
+                    if number % 3 == 0
+                    else VerificationStatus.COMMUNITY.value
                 ),
-                verified_at=now if number % 3 == 0 else None,
-            )
-            for number in range(entries)
-        ]
+                "verified_at": now if number % 3 == 0 else None,
+                "created_at": now,
+            }
+            for number, name in enumerate(names)
+        ),
     )
+    ids = dict(Submission.objects.filter(benchmark=benchmark).values_list("model_name", "pk"))
     runs = []
-    for number, submission in enumerate(submissions):
+    for number, name in enumerate(names):
         pending = number % 5 == 0
         metrics = dict(zip(keys, values[number], strict=True))
         if pending:
             metrics.update(dict.fromkeys(judge))
         runs.append(
-            Evaluation(
-                submission=submission,
-                status=EvaluationStatus.SCORED if pending else EvaluationStatus.COMPLETE,
-                metrics=metrics,
-                scored_at=now,
-            )
+            {
+                "submission": ids[name],
+                "status": (EvaluationStatus.SCORED if pending else EvaluationStatus.COMPLETE).value,
+                "metrics": metrics,
+                "scored_at": now,
+                "created_at": now,
+            }
         )
-    Evaluation.objects.bulk_create(runs)
+    insert_fixture(Evaluation, runs)
     return benchmark
+
+
+def analyse() -> None:
+    """On PostgreSQL, the tables' statistics, as autovacuum would have gathered them in a live
+    database: with those of freshly filled tables (none) the planner plans for an empty
+    database (nested loops over 100,000 rows)."""
+    from django.db import connection
+
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("ANALYZE")
+
+
+def insert_fixture(model, rows) -> None:
+    """`rows` (dicts of field name -> value, a foreign key's value its id) inserted in one
+    `insert_rows`, every other column its field's default."""
+    from core.bulk import insert_rows
+
+    fields = [field for field in model._meta.concrete_fields if not field.primary_key]
+    defaults = {field.name: field.get_default() for field in fields}
+    names = list(defaults)
+    insert_rows(
+        model, names, (tuple(row.get(name, defaults[name]) for name in names) for row in rows)
+    )
 
 
 def add_replicates(benchmark, replicates: int, seed: int) -> int:
@@ -134,6 +222,42 @@ def add_replicates(benchmark, replicates: int, seed: int) -> int:
     return len(rows)
 
 
+def add_stored_intervals(benchmark) -> int:
+    """Every run gets its metrics' 95% intervals (value +- 0.01; none for a pending judge
+    metric) and no replicate values: what `recompute_board` copies onto the board, without
+    the gigabytes a large board's replicates would take. The rank intervals, which need the
+    replicates, are never computed (the board stays as a recompute leaves it)."""
+    from django.utils import timezone
+
+    from core.bulk import insert_rows
+    from submissions.models import Evaluation, RunReplicates
+
+    now = timezone.now()
+    runs = Evaluation.objects.filter(submission__benchmark=benchmark).values_list("pk", "metrics")
+    rows = [
+        (
+            pk,
+            "0" * 64,
+            benchmark.bootstrap_replicates,
+            b"",
+            b"",
+            list(metrics),
+            {
+                key: None if value is None else [round(value - 0.01, 6), round(value + 0.01, 6)]
+                for key, value in metrics.items()
+            },
+            now,
+        )
+        for pk, metrics in runs
+    ]
+    fields = (
+        "evaluation", "test_set_checksum", "replicates", "contributions", "values",
+        "metric_keys", "intervals", "computed_at",
+    )  # fmt: skip
+    insert_rows(RunReplicates, fields, rows)
+    return len(rows)
+
+
 def timed_gets(client, url: str, count: int, *, before=None) -> list[float]:
     times = []
     for _ in range(count):
@@ -146,63 +270,159 @@ def timed_gets(client, url: str, count: int, *, before=None) -> list[float]:
     return times
 
 
+def timed(label: str, times: list[float]) -> float:
+    """Print the distribution of `times` and return its median."""
+    report(label, times)
+    return round(statistics.median(times), 1)
+
+
+def measure(args: argparse.Namespace, database_url: str | None, folder: Path) -> dict:
+    """Build the board, recompute it and time its pages; the figures."""
+    setup_django(folder, database_url)
+    from django.core.cache import cache
+    from django.db import connection
+    from django.test import Client
+
+    from submissions.models import BoardTotals
+    from submissions.services import recompute_board
+
+    benchmark = build_board(args.entries, args.seed)
+    if args.intervals == "computed":
+        add_replicates(benchmark, benchmark.bootstrap_replicates, args.seed)
+    elif args.intervals == "stored":
+        add_stored_intervals(benchmark)
+    analyse()
+    start = time.perf_counter()
+    recompute_board(benchmark)
+    recompute_s = time.perf_counter() - start
+    if args.intervals == "computed":
+        from submissions.intervals import compute_rank_intervals
+
+        started = time.perf_counter()
+        compute_rank_intervals(benchmark)
+        print(f"rank intervals and tiers: {time.perf_counter() - started:.2f} s")
+    counts = dict(BoardTotals.objects.filter(benchmark=benchmark).values_list("board", "entries"))
+    official, community = counts.get("official", 0), counts.get("community", 0)
+    print(
+        f"{official + community} entries ({official} official, {community} community) on "
+        f"{connection.vendor}, intervals {args.intervals}; recompute_board: "
+        f"{recompute_s * 1000:.0f} ms"
+    )
+
+    client = Client()
+    cold_count = max(10, args.requests // 10)
+    url = f"/b/{benchmark.slug}/"
+    body = client.get(url).content  # warms the cache, the template loader, the URLconf
+    print(f"Official board page: {len(body) / 1000:.0f} kB of HTML")
+    figures = {
+        "entries": args.entries,
+        "database": connection.vendor,
+        "intervals": args.intervals,
+        "recompute_s": round(recompute_s, 3),
+        "page_kb": round(len(body) / 1000, 1),
+        "warm_p50_ms": timed(
+            "Official board, warm (cached table)", timed_gets(client, url, args.requests)
+        ),
+        "cold_p50_ms": timed(
+            "Official board, cold (table rendered)",
+            timed_gets(client, url, cold_count, before=cache.clear),
+        ),
+    }
+    sorted_url = f"/b/{benchmark.slug}/community/?sort=STG_mIoU&dir=desc"
+    client.get(sorted_url)
+    figures["sorted_warm_p50_ms"] = timed(
+        "Community board sorted by STG_mIoU, warm", timed_gets(client, sorted_url, args.requests)
+    )
+    figures["sorted_cold_p50_ms"] = timed(
+        "Community board sorted by STG_mIoU, cold",
+        timed_gets(client, sorted_url, cold_count, before=cache.clear),
+    )
+    api_url = f"/api/v1/benchmarks/{benchmark.slug}/rankings/?board=all&page_size=1000"
+    client.get(api_url)
+    figures["api_cold_p50_ms"] = timed(
+        "Rankings API, 1,000 rows of both boards, cold",
+        timed_gets(client, api_url, cold_count, before=cache.clear),
+    )
+    return figures
+
+
+def compared(args: argparse.Namespace) -> dict:
+    """The figures of a board of `args.compare` entries, measured by a child process (its own
+    database), the other options the same."""
+    command = [
+        sys.executable,
+        __file__,
+        f"--entries={args.compare}",
+        f"--requests={args.requests}",
+        f"--seed={args.seed}",
+        f"--intervals={args.intervals}",
+        "--compare=0",
+        "--json",
+    ]
+    if args.database_url:
+        command.append(f"--database-url={args.database_url}")
+    print(f"--- first, {args.compare:,} entries (the comparison, in a child process) ---")
+    output = subprocess.run(command, check=True, capture_output=True, text=True).stdout
+    print("\n".join(f"  {line}" for line in output.splitlines()[:-1]))
+    print(f"--- then {args.entries:,} entries ---")
+    return json.loads(output.splitlines()[-1])
+
+
+RATIOS = ("warm_p50_ms", "cold_p50_ms", "sorted_warm_p50_ms", "sorted_cold_p50_ms")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--entries", type=int, default=1000)
     parser.add_argument("--requests", type=int, default=200)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--intervals", choices=["computed", "stored", "none"])
+    parser.add_argument("--no-intervals", action="store_true", help="the same as --intervals none")
     parser.add_argument(
-        "--no-intervals",
-        action="store_true",
-        help="leave the runs without replicates (no intervals, rank intervals or tiers)",
+        "--database-url",
+        help="a PostgreSQL server to measure on (a throwaway database is created there)",
     )
+    parser.add_argument(
+        "--compare",
+        type=int,
+        help="also measure a board of this many entries and print the ratios "
+        "(default 1000 when --entries is larger, 0: none)",
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON object last")
     args = parser.parse_args()
-
-    with tempfile.TemporaryDirectory(prefix="podium-bench-") as folder:
-        setup_django(Path(folder))
-        from django.core.cache import cache
-        from django.test import Client
-
-        from submissions.services import recompute_board
-
-        benchmark = build_board(args.entries, args.seed)
-        if not args.no_intervals:
-            add_replicates(benchmark, benchmark.bootstrap_replicates, args.seed)
-        start = time.perf_counter()
-        rows = recompute_board(benchmark)
-        recompute_ms = (time.perf_counter() - start) * 1000
-        if not args.no_intervals:
-            from submissions.intervals import compute_rank_intervals
-
-            started = time.perf_counter()
-            compute_rank_intervals(benchmark)
-            print(f"rank intervals and tiers: {time.perf_counter() - started:.2f} s")
-        official = sum(row.board == "official" for row in rows)
-        print(
-            f"{len(rows)} entries ({official} official, {len(rows) - official} community); "
-            f"recompute_board: {recompute_ms:.0f} ms"
+    if args.intervals is None:
+        args.intervals = (
+            "none"
+            if args.no_intervals
+            else "computed"
+            if args.entries <= COMPUTED_INTERVALS_UP_TO
+            else "stored"
         )
+    if args.compare is None:
+        args.compare = 1000 if args.entries > 1000 else 0
 
-        client = Client()
-        url = f"/b/{benchmark.slug}/"
-        body = client.get(url).content  # warms the cache, the template loader, the URLconf
-        print(f"Official board page: {len(body) / 1000:.0f} kB of HTML")
-        report("Official board, warm (cached table)", timed_gets(client, url, args.requests))
-        cold = max(10, args.requests // 10)
-        report(
-            "Official board, cold (table rendered)",
-            timed_gets(client, url, cold, before=cache.clear),
-        )
-        sorted_url = f"/b/{benchmark.slug}/community/?sort=STG_mIoU&dir=desc"
-        client.get(sorted_url)
-        report(
-            "Community board sorted by STG_mIoU, warm",
-            timed_gets(client, sorted_url, args.requests),
-        )
+    baseline = compared(args) if args.compare and args.compare != args.entries else None
+    with (
+        tempfile.TemporaryDirectory(prefix="podium-bench-") as folder,
+        throwaway_database(args.database_url) as database_url,
+    ):
+        figures = measure(args, database_url, Path(folder))
 
+    if baseline is not None:
+        figures["compare"] = {key: baseline[key] for key in ("entries", "recompute_s", *RATIOS)}
+        for key in RATIOS:
+            ratio = figures[key] / baseline[key]
+            figures[f"{key.removesuffix('_ms')}_ratio"] = round(ratio, 2)
+            print(
+                f"{key}: {figures[key]:.1f} ms at {args.entries:,} entries, "
+                f"{baseline[key]:.1f} ms at {args.compare:,}: {ratio:.2f}x"
+            )
     start = time.perf_counter()
     sum(range(10**7))
-    print(f"yardstick: sum(range(10**7)) took {(time.perf_counter() - start) * 1000:.0f} ms")
+    figures["yardstick_ms"] = round((time.perf_counter() - start) * 1000)
+    print(f"yardstick: sum(range(10**7)) took {figures['yardstick_ms']} ms")
+    if args.json:
+        print(json.dumps(figures))
 
 
 if __name__ == "__main__":

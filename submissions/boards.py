@@ -3,123 +3,376 @@
 
 from __future__ import annotations
 
+import json
 import logging
+import math
+from collections.abc import Iterator
 from dataclasses import replace
 from datetime import datetime
 from functools import partial
+from operator import itemgetter
+from typing import Any, NamedTuple
 
-from django.db import transaction
+import numpy as np
+from django.db import connection, transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from benchmark.enums import RankingScope
 from benchmark.models import Benchmark, Category, Metric
-from benchmark.scoring.ranking import Entry, MetricSpec, RankedEntry, RankingPolicy, rank_entries
+from benchmark.scoring.collector import collector_paused
+from benchmark.scoring.ranking import (
+    MetricSpec,
+    RankingPolicy,
+    name_positions,
+    rank_table,
+    value_ranks,
+)
+from core.bulk import insert_rows
 
 from .enums import STATES_JUDGE_PENDING, BoardKind
 from .hooks import add_board_listener as add_board_listener  # the name callers know
 from .hooks import board_listeners
 from .intervals import enqueue_rank_intervals
-from .models import BoardEntry, CategoryRating, Evaluation, RunReplicates
+from .models import BoardEntry, BoardTotals, CategoryRating
 from .selectors import (
-    board_candidates,
+    BoardCandidate,
+    board_candidate_rows,
     metric_specs,
     metric_value,
-    ranking_entry,
     ranking_policy,
 )
 
 logger = logging.getLogger(__name__)
 
 
-def recompute_board(benchmark: Benchmark) -> list[BoardEntry]:
+def recompute_board(benchmark: Benchmark) -> QuerySet[BoardEntry]:
     """Rank the benchmark's published entries and rewrite its board: the one writer of
-    `BoardEntry`.
+    `BoardEntry` (and, with `compute_rank_intervals`, of `BoardTotals`).
 
     In one transaction, serialised on the benchmark row: reads each published entry's newest
-    run with scores, ranks the entries with `benchmark.scoring.ranking.rank_entries` under the
-    benchmark's policy (tie method and rounding; scope: the union of both boards, or each board
-    on its own rows), marks the best and second-best value of every column within each board,
-    and replaces all of the benchmark's rows. Verified entries form the Official board, the
-    others the Community board. A pending judge metric is missing to the ranking, so it ranks
-    last until the judge has run (docs/boards.md). Issue 15: a rating metric's value and
-    interval come from the entry's `CategoryRating` (missing, so last, until its battles are
-    run), and each row stores its rank in every category (`category_ranking`, under the same
-    scope) and its model facts. Idempotent. Returns the new rows.
+    run with scores, ranks the entries with `benchmark.scoring.ranking` under the benchmark's
+    policy (tie method and rounding; scope: the union of both boards, or each board on its
+    own rows), marks the best and second-best value of every column within each board, and
+    replaces all of the benchmark's rows and its boards' totals. Verified entries form the
+    Official board, the others the Community board. A pending judge metric is missing to the
+    ranking, so it ranks last until the judge has run (docs/boards.md). Issue 15: a rating
+    metric's value and interval come from the entry's `CategoryRating` (missing, so last,
+    until its battles are run), and each row stores its rank in every category
+    (`category_ranking`, under the same scope) and its model facts. Issue 16: each row also
+    stores its per-metric ranks and tiebreak values (what the rankings API shows), and the
+    rows are written as plain tuples (`core.bulk.insert_rows`: COPY on PostgreSQL) with the
+    garbage collector paused. On commit, queues the rank intervals. Idempotent.
+
+    Returns the new rows with their submissions, by board then rank, as a query: read when
+    the caller uses it (a caller that does not look costs nothing).
     """
-    with transaction.atomic():
+    with transaction.atomic(), collector_paused():
         benchmark = Benchmark.objects.select_for_update().get(pk=benchmark.pk)
         metrics = list(benchmark.metrics.all())
         categories = list(benchmark.categories.all())
-        runs = board_candidates(benchmark) if metrics else []
-        ratings = _category_ratings(benchmark, metrics, categories) if runs else {}
-        shown = {
-            run.submission_id: _overlaid(run, ratings.get(run.submission_id, {}), metrics)
-            for run in runs
-        }
-        entries = {
-            run.submission_id: ranking_entry(
-                run.submission_id, run.submission.model_name, shown[run.submission_id], metrics
-            )
-            for run in runs
-        }
-        boards = {kind: [run for run in runs if run.submission.board == kind] for kind in BoardKind}
-        groups = [runs]
-        if benchmark.ranking_scope == RankingScope.PER_BOARD:
-            groups = list(boards.values())
-        specs, policy = metric_specs(metrics), ranking_policy(benchmark)
-        ranked: dict[int, RankedEntry] = {}
-        category_ranks: dict[int, dict[str, int]] = {run.submission_id: {} for run in runs}
-        for group in filter(None, groups):  # the ranking refuses nothing to rank on
-            group_entries = [entries[run.submission_id] for run in group]
-            for row in rank_entries(group_entries, specs, policy):
-                ranked[row.key] = row
-            for category in categories:
-                category_specs, category_policy = category_ranking(category, metrics, policy)
-                if not category_specs:
-                    continue  # none of its metrics exists (a definition still being set up)
-                for row in rank_entries(group_entries, category_specs, category_policy):
-                    category_ranks[row.key][category.key] = row.rank
-        highlights: dict[int, dict[str, str]] = {}
-        for group in boards.values():
-            highlights.update(
-                _column_highlights(
-                    [entries[run.submission_id] for run in group], specs, benchmark.ranking_decimals
-                )
-            )
-
-        intervals = dict(
-            RunReplicates.objects.filter(evaluation__in=[run.pk for run in runs]).values_list(
-                "evaluation_id", "intervals"
-            )
-        )
-        now = timezone.now()
         judge_metrics = [metric.key for metric in metrics if metric.is_judge_metric]
+        candidates = board_candidate_rows(benchmark) if metrics else []
+        ratings = _category_ratings(benchmark, metrics, categories) if candidates else {}
+        # One decoding of every run's metrics (a JSON array of them): a call per row cost
+        # a fifth more.
+        stored = json.loads("[" + ",".join(row.metrics_json for row in candidates) + "]")
+        shown = [
+            _overlaid(metrics_of, ratings.get(row.submission_id, {}), metrics)
+            for row, metrics_of in zip(candidates, stored, strict=True)
+        ]
+        places = _placed(benchmark, metrics, categories, candidates, [row.values for row in shown])
+        intervals = [_intervals_text(row, ratings.get(row.submission_id, {})) for row in candidates]
+        boards = [_board_of(row) for row in candidates]
+        now = timezone.now()
         BoardEntry.objects.filter(benchmark=benchmark).delete()
-        rows = BoardEntry.objects.bulk_create(
-            [
-                _board_entry(
-                    benchmark,
-                    run,
-                    ranked[run.submission_id],
-                    highlights,
-                    intervals.get(run.pk) or {},
-                    computed_at=now,
-                    judge_metrics=judge_metrics,
-                    shown=shown[run.submission_id],
-                    ratings=ratings.get(run.submission_id, {}),
-                    category_ranks=category_ranks[run.submission_id],
-                )
-                for run in runs
-            ]
-        )
-        # The rank intervals need every row's replicates: seconds for a large board, so they
-        # follow in the background (docs/statistics.md).
-        if rows:
+        BoardTotals.objects.filter(benchmark=benchmark).delete()
+        if candidates:
+            rows = _board_rows(
+                benchmark,
+                candidates,
+                shown,
+                places,
+                ratings,
+                intervals,
+                boards,
+                metrics=metrics,
+                judge_metrics=judge_metrics,
+                computed_at=now,
+            )
+            # In the order of the position indexes: each insert then lands beside the one
+            # before rather than anywhere in them.
+            rows = sorted(rows, key=itemgetter(_ROW_FIELDS.index("overall_position")))
+            insert_rows(BoardEntry, _ROW_FIELDS, rows, as_is=_ROW_AS_IS)
+            BoardTotals.objects.bulk_create(_board_totals(benchmark, boards, intervals, now))
+            # The rank intervals need every row's replicates: seconds for a large board, so
+            # they follow in the background (docs/statistics.md).
             transaction.on_commit(partial(enqueue_rank_intervals, benchmark.pk))
         for listener in board_listeners:  # hooks.add_board_listener
             transaction.on_commit(partial(listener, benchmark.pk))
-    rows.sort(key=lambda row: (row.board, row.rank))
-    return rows
+    return (
+        BoardEntry.objects.filter(benchmark=benchmark)
+        .select_related("submission")
+        .order_by("board", "rank")
+    )
+
+
+class BoardPlaces(NamedTuple):
+    """Where `recompute_board` put each candidate (index i is the i-th candidate): its board,
+    its rank and the ranking's other columns, its best and second-best marks and its rank
+    in each category, as arrays and lists in the candidates' order."""
+
+    official: np.ndarray  # bool: on the Official board
+    rank: list[int]
+    mean_rank: list[float]
+    wins: list[int]
+    rank_sum: list[int]
+    normalized_sum: list[float]
+    metric_ranks: list[list[int]]  # per metric (in the metrics' order), the rank of each candidate
+    highlights: dict[int, dict[str, str]]  # candidate index -> {metric key: "best" | "second"}
+    category_ranks: dict[str, list[int | None]]  # category key -> rank per candidate
+
+
+def _placed(
+    benchmark: Benchmark,
+    metrics: list[Metric],
+    categories: list[Category],
+    candidates: list[BoardCandidate],
+    shown: list[dict[str, float | None]],
+) -> BoardPlaces:
+    """Rank the candidates as `rank_entries` ranks `ranking_entry` rows (the same values,
+    names, keys, policy and groups), through `rank_table` on one matrix of the values, so no
+    `Entry` or `RankedEntry` is built per row: each scope group (the union of both boards,
+    or each board) ranked on every metric and on each category's, the name tiebreak computed
+    once per group; the highlights are each board's "dense" ranks (`value_ranks`)."""
+    count = len(candidates)
+    keys = [metric.key for metric in metrics]
+    index_of = {key: position for position, key in enumerate(keys)}
+    # What `ranking_entry` passes to the ranking: the shown values, None (NaN) where absent.
+    values = np.array([[row.get(key) for row in shown] for key in keys], dtype=float)
+    if count == 0:
+        values = values.reshape(len(keys), 0)
+    names = [row.model_name for row in candidates]
+    ids = [row.submission_id for row in candidates]
+    official = np.array([row.verified for row in candidates], dtype=bool)
+    boards = [np.flatnonzero(official), np.flatnonzero(~official)]
+    groups = [np.arange(count)]
+    if benchmark.ranking_scope == RankingScope.PER_BOARD:
+        groups = boards
+    specs, policy = metric_specs(metrics), ranking_policy(benchmark)
+    by_category = [
+        (category, *category_ranking(category, metrics, policy)) for category in categories
+    ]
+    rank = np.zeros(count, dtype=np.int64)
+    mean_rank = np.zeros(count)
+    wins = np.zeros(count, dtype=np.int64)
+    rank_sum = np.zeros(count, dtype=np.int64)
+    normalized_sum = np.zeros(count)
+    ranks = np.zeros((len(keys), count), dtype=np.int64)
+    category_ranks = {
+        category.key: np.zeros(count, dtype=np.int64)
+        for category, category_specs, _ in by_category
+        if category_specs  # none of its metrics exists (a definition still being set up)
+    }
+    for group in groups:
+        if len(group) == 0:
+            continue  # the ranking refuses nothing to rank on
+        names_order = name_positions([names[i] for i in group], [ids[i] for i in group])
+        table = rank_table(values[:, group], specs, policy, names_order)
+        rank[group] = table.ranks
+        mean_rank[group] = table.mean_rank
+        wins[group] = table.wins
+        rank_sum[group] = table.rank_sum
+        normalized_sum[group] = table.normalized_sum
+        ranks[:, group] = table.metric_ranks
+        for category, category_specs, category_policy in by_category:
+            if not category_specs:
+                continue
+            rows = [index_of[spec.key] for spec in category_specs]
+            found = rank_table(
+                values[np.ix_(rows, group)], category_specs, category_policy, names_order
+            )
+            category_ranks[category.key][group] = found.ranks
+    highlights: dict[int, dict[str, str]] = {}
+    for board in boards:
+        if len(board) == 0:
+            continue
+        dense = value_ranks(values[:, board], specs, "dense", benchmark.ranking_decimals)
+        # A missing value is never marked, even where dense ranking puts it second.
+        marked = (dense <= max(HIGHLIGHTS)) & ~np.isnan(values[:, board])
+        for column in np.flatnonzero(marked.any(axis=0)).tolist():
+            highlights[int(board[column])] = {
+                keys[row]: HIGHLIGHTS[int(dense[row, column])]
+                for row in np.flatnonzero(marked[:, column]).tolist()
+            }
+    return BoardPlaces(
+        official=official,
+        rank=rank.tolist(),
+        mean_rank=mean_rank.tolist(),
+        wins=wins.tolist(),
+        rank_sum=rank_sum.tolist(),
+        normalized_sum=normalized_sum.tolist(),
+        metric_ranks=ranks.tolist(),
+        highlights=highlights,
+        category_ranks={key: found.tolist() for key, found in category_ranks.items()},
+    )
+
+
+# What `recompute_board` writes of each row, in `_board_rows`' order. The JSON columns are
+# given as JSON text, the date shown as the database's text and `computed_at` converted once
+# for the whole board (`insert_rows(as_is=...)`).
+_ROW_FIELDS = (
+    "benchmark", "submission", "evaluation", "board", "rank", "mean_rank", "wins", "values",
+    "highlights", "judge_pending", "judged_over", "intervals", "listed_at", "computed_at",
+    "model_key", "team_key", "category_ranks", "rating_battles", "model_facts",
+    "metric_ranks", "rank_sum", "normalized_sum", "position", "overall_position",
+)  # fmt: skip
+_ROW_AS_IS = (
+    "values", "highlights", "judged_over", "intervals", "listed_at", "computed_at",
+    "category_ranks", "rating_battles", "model_facts", "metric_ranks",
+)  # fmt: skip
+
+
+def _board_rows(
+    benchmark: Benchmark,
+    candidates: list[BoardCandidate],
+    shown: list[Shown],
+    places: BoardPlaces,
+    ratings: dict[int, dict[str, CategoryRating]],
+    intervals: list[str],
+    boards: list[str],
+    *,
+    metrics: list[Metric],
+    judge_metrics: list[str],
+    computed_at: datetime,
+) -> Iterator[tuple[Any, ...]]:
+    """The rows to insert, one tuple per candidate in `_ROW_FIELDS`' order, built column by
+    column (one comprehension per field, zipped into rows: a loop building each row's 22
+    values cost three times as much). JSON that `recompute_board` copies unchanged (the
+    values when cleaning changed nothing, the intervals without a rating, the model facts)
+    keeps the database's own text; the rest is `json.dumps`' text, the rank dictionaries
+    through one format string per board."""
+    count = len(candidates)
+    rated = [ratings.get(row.submission_id, {}) for row in candidates]
+    highlights = places.highlights
+    judged_over = [
+        _judged_over(row, seen.stored, judge_metrics)
+        for row, seen in zip(candidates, shown, strict=True)
+    ]
+    metric_keys = [metric.key for metric in metrics]
+    category_keys = list(places.category_ranks)
+    columns: list[list[Any]] = [
+        [benchmark.pk] * count,
+        [row.submission_id for row in candidates],
+        [row.run_id for row in candidates],
+        boards,
+        places.rank,
+        places.mean_rank,
+        places.wins,
+        [
+            json.dumps(seen.values) if seen.changed else row.metrics_json
+            for row, seen in zip(candidates, shown, strict=True)
+        ],
+        [json.dumps(highlights[index]) if index in highlights else "{}" for index in range(count)],
+        [row.status in STATES_JUDGE_PENDING for row in candidates],
+        [json.dumps(found) if found else "{}" for found in judged_over],
+        intervals,
+        [row.listed_at_text for row in candidates],
+        [_database_datetime(computed_at)] * count,
+        [row.model_name.casefold() for row in candidates],
+        [row.team.casefold() for row in candidates],
+        _rank_dictionaries(category_keys, list(places.category_ranks.values()), count),
+        [
+            json.dumps({key: rating.battles for key, rating in found.items()}) if found else "{}"
+            for found in rated
+        ],
+        [_facts_text(row.facts_json) for row in candidates],
+        _rank_dictionaries(metric_keys, places.metric_ranks, count),
+        places.rank_sum,
+        places.normalized_sum,
+        *_positions(places.rank, boards, [row.submission_id for row in candidates]),
+    ]
+    return zip(*columns, strict=True)
+
+
+def _positions(
+    ranks: list[int], boards: list[str], submissions: list[int]
+) -> tuple[list[int], list[int]]:
+    """Each row's 1-based place in its board's rank order (ranks are unique within a board)
+    and among all rows by rank then submission id (`BoardEntry.position`,
+    `overall_position`)."""
+    rank = np.array(ranks, dtype=np.int64)
+    official = np.array([board == BoardKind.OFFICIAL.value for board in boards])
+    overall = np.empty(len(rank), dtype=np.int64)
+    overall[np.lexsort((np.array(submissions, dtype=np.int64), rank))] = np.arange(1, len(rank) + 1)
+    position = np.empty(len(rank), dtype=np.int64)
+    for on_board in (np.flatnonzero(official), np.flatnonzero(~official)):
+        position[on_board[np.argsort(rank[on_board], kind="stable")]] = np.arange(
+            1, len(on_board) + 1
+        )
+    return position.tolist(), overall.tolist()
+
+
+def _rank_dictionaries(keys: list[str], ranks: list[Any], count: int) -> list[str]:
+    """`json.dumps({key: rank, ...})` for each of `count` rows (`ranks[k][i]` is row i's rank
+    for `keys[k]`), through one format string rather than a call per row; `{}` for no keys."""
+    if not keys:
+        return ["{}"] * count
+    text = "{" + ", ".join(f"{json.dumps(key)}: %d" for key in keys) + "}"
+    return [text % row for row in zip(*ranks, strict=True)]
+
+
+def _board_of(row: BoardCandidate) -> str:
+    """Official once verified, else Community (`Submission.board`)."""
+    return BoardKind.OFFICIAL.value if row.verified else BoardKind.COMMUNITY.value
+
+
+def _intervals_text(row: BoardCandidate, rated: dict[str, CategoryRating]) -> str:
+    """The row's intervals as JSON text: its run's as `RunReplicates` stored them (`{}`
+    without), with a rating's 95% interval as the interval of its metric, in the
+    bootstrap's shape ([low, high] or None), so every reader of intervals shows it as it
+    shows the others."""
+    stored = row.intervals_json or "{}"
+    if not rated:
+        return stored
+    overlay = {
+        key: None if rating.ci_low is None else [rating.ci_low, rating.ci_high]
+        for key, rating in rated.items()
+    }
+    return json.dumps({**json.loads(stored), **overlay})
+
+
+def _database_datetime(moment: datetime) -> Any:
+    """`moment` as the database's driver is given it for a DateTimeField."""
+    return BoardEntry._meta.get_field("computed_at").get_db_prep_save(moment, connection)
+
+
+def _facts_text(stored: str | None) -> str:
+    """The submission's model facts as the row copies them: the stored JSON object, `{}` for
+    none."""
+    return stored if stored and stored != "null" else "{}"
+
+
+def _board_totals(
+    benchmark: Benchmark, boards: list[str], intervals: list[str], now: datetime
+) -> list[BoardTotals]:
+    """Each board's totals as the rows just written make them (`boards` and `intervals` are
+    each row's board and intervals' JSON text): its rows, those with metric intervals, none
+    with rank intervals yet (they follow in the background). None for a board without rows."""
+    totals = []
+    for kind in BoardKind:
+        on_board = [text for board, text in zip(boards, intervals, strict=True) if board == kind]
+        if on_board:
+            totals.append(
+                BoardTotals(
+                    benchmark=benchmark,
+                    board=kind,
+                    entries=len(on_board),
+                    with_intervals=sum(text != "{}" for text in on_board),
+                    computed_at=now,
+                )
+            )
+    return totals
 
 
 def _category_ratings(
@@ -141,19 +394,35 @@ def _category_ratings(
     return found
 
 
+class Shown(NamedTuple):
+    """A candidate's metrics as its run stored them and as its row shows them."""
+
+    stored: dict[str, Any]
+    values: dict[str, float | None]
+    changed: bool  # `values` differs from `stored` (so the stored text cannot be copied)
+
+
 def _overlaid(
-    run: Evaluation, ratings: dict[str, CategoryRating], metrics: list[Metric]
-) -> dict[str, float | None]:
+    stored: dict[str, Any], ratings: dict[str, CategoryRating], metrics: list[Metric]
+) -> Shown:
     """The values a row shows: the run's, cleaned as every reader cleans them (a number or
     None, so the board can sort on them in the database: `selectors.board_page`), with each
     rating metric taken from the entry's rating (None, pending, until its battles are run)
-    rather than from the run: a rating is the platform's, never the scorer's."""
-    values = {key: metric_value(value) for key, value in run.metrics.items()}
-    for metric in metrics:
-        if metric.is_rating:
-            rating = ratings.get(metric.key)
-            values[metric.key] = metric_value(rating.rating) if rating is not None else None
-    return values
+    rather than from the run: a rating is the platform's, never the scorer's. The run's own
+    dictionary when that changes nothing (the usual case: finite floats and None)."""
+    values = stored
+    for value in stored.values():
+        if value is not None and not (type(value) is float and math.isfinite(value)):
+            values = {key: metric_value(value) for key, value in stored.items()}
+            break
+    overlay = {
+        metric.key: (metric_value(ratings[metric.key].rating) if metric.key in ratings else None)
+        for metric in metrics
+        if metric.is_rating
+    }
+    if overlay:
+        values = {**values, **overlay}
+    return Shown(stored, values, values is not stored)
 
 
 def category_ranking(
@@ -185,92 +454,25 @@ def category_ranking(
     return specs, replace(policy, order=order)
 
 
-def _judged_over(run: Evaluation, judge_metrics: list[str]) -> dict[str, dict[str, int]]:
+def _judged_over(
+    row: BoardCandidate, stored: dict[str, Any], judge_metrics: list[str]
+) -> dict[str, dict[str, int]]:
     """The judge metrics the run publishes over a subset of their items (accepted by a
     maintainer: `judging.services.accept_partial_judgement`)."""
-    counts = (run.result or {}).get("counts") or {}
+    counts = json.loads(row.counts_json) if row.counts_json not in (None, "{}", "null") else {}
+    if not isinstance(counts, dict):
+        counts = {}
     return {
         name: {"judged": counts[name]["scored"], "items": counts[name]["total"]}
         for name in judge_metrics
         if name in counts
-        and run.metrics.get(name) is not None
+        and stored.get(name) is not None
         and counts[name].get("scored", 0) < counts[name].get("total", 0)
     }
 
 
-def _board_entry(
-    benchmark: Benchmark,
-    run: Evaluation,
-    ranked: RankedEntry,
-    highlights: dict[int, dict[str, str]],
-    intervals: dict[str, list[float] | None],
-    *,
-    computed_at: datetime,
-    judge_metrics: list[str],
-    shown: dict[str, float | None],
-    ratings: dict[str, CategoryRating],
-    category_ranks: dict[str, int],
-) -> BoardEntry:
-    submission = run.submission
-    # A rating's 95% interval is the row's interval for its metric, in the bootstrap's shape
-    # ([low, high] or None), so every reader of intervals shows it as it shows the others.
-    intervals = {
-        **intervals,
-        **{
-            key: None if rating.ci_low is None else [rating.ci_low, rating.ci_high]
-            for key, rating in ratings.items()
-        },
-    }
-    return BoardEntry(
-        benchmark=benchmark,
-        submission=submission,
-        evaluation=run,
-        board=submission.board,
-        rank=ranked.rank,
-        mean_rank=ranked.mean_rank,
-        wins=ranked.wins,
-        values=shown,
-        highlights=highlights.get(submission.pk, {}),
-        judge_pending=run.state in STATES_JUDGE_PENDING,
-        judged_over=_judged_over(run, judge_metrics),
-        intervals=intervals,
-        listed_at=submission.published_at
-        or (submission.verified_at if submission.is_verified else None)
-        or run.scored_at
-        or run.created_at,
-        computed_at=computed_at,
-        model_key=submission.model_name.casefold(),
-        team_key=(submission.team_name or submission.institution).casefold(),
-        category_ranks=category_ranks,
-        rating_battles={key: rating.battles for key, rating in ratings.items()},
-        model_facts=dict(submission.model_facts or {}),
-    )
-
-
 # Highlight classes by dense rank within a board: the best value, then the next distinct one.
 HIGHLIGHTS = {1: "best", 2: "second"}
-
-
-def _column_highlights(
-    entries: list[Entry], specs: list[MetricSpec], decimals: int | None
-) -> dict[int, dict[str, str]]:
-    """Per entry, the columns where it holds the board's best or second-best value.
-
-    Dense ranks on the values as the board ranks them (rounded the same way), so equal values
-    share a highlight and "second" is the next distinct value. A missing value is never
-    highlighted, even where dense ranking puts it second.
-    """
-    if not entries:
-        return {}
-    values = {entry.key: entry.values for entry in entries}
-    marks: dict[int, dict[str, str]] = {}
-    for row in rank_entries(entries, specs, RankingPolicy(tie_method="dense", decimals=decimals)):
-        marks[row.key] = {
-            key: HIGHLIGHTS[rank]
-            for key, rank in row.metric_ranks.items()
-            if rank in HIGHLIGHTS and values[row.key][key] is not None
-        }
-    return marks
 
 
 def schedule_board_refresh(benchmark_id: int) -> None:

@@ -40,7 +40,7 @@ from benchmark.scoring.ranking import (
     lexicographic_costs,
 )
 
-from .models import BoardEntry, Evaluation, RunReplicates
+from .models import BoardEntry, BoardTotals, Evaluation, RunReplicates
 from .selectors import metric_specs, ranking_entry, ranking_policy
 
 logger = logging.getLogger(__name__)
@@ -357,6 +357,14 @@ def compute_rank_intervals(benchmark: Benchmark, *, force: bool = False) -> int:
             for record in records
         ]
         _write_rank_intervals(rows)
+        # The boards' totals follow their rows (issue 16: the pages read them, not the rows).
+        for board in {record.board for record in records}:
+            on_board = [record.pk for record in records if record.board == board]
+            BoardTotals.objects.filter(benchmark=benchmark, board=board).update(
+                with_rank_intervals=sum(places[pk] is not None for pk in on_board),
+                with_tiers=sum(tier_of[pk] is not None for pk in on_board),
+                computed_at=now,
+            )
     return len(rows)
 
 

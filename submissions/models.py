@@ -230,12 +230,34 @@ class BoardEntry(models.Model):
     `highlights` marks the best and second-best value of each column within the row's board.
     """
 
-    benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="board_entries")
+    # Issue 16 (docs/boards.md, "Cost"): the three references are Django's (joins, and
+    # on_delete=CASCADE, which Django's collector carries out) but not the database's
+    # (`db_constraint=False`). A row is derived data its one writer rebuilds whole from the
+    # submissions and runs it reads in the same transaction, under the benchmark's row lock;
+    # and the platform never deletes a submission or a run (a superuser's admin deletion
+    # cascades to the row in Django). A database foreign key would instead check and lock
+    # (FOR KEY SHARE) every submission and run of the board on every recompute: two thirds
+    # of a 100,000-row recompute's time. No index of the benchmark's own (the rank indexes
+    # below start with it), none for the run (nothing looks a row up by its run): every
+    # index costs a 100,000-row recompute ~0.3 s.
+    benchmark = models.ForeignKey(
+        Benchmark,
+        on_delete=models.CASCADE,
+        related_name="board_entries",
+        db_index=False,
+        db_constraint=False,
+    )
     submission = models.OneToOneField(
-        Submission, on_delete=models.CASCADE, related_name="board_entry"
+        Submission, on_delete=models.CASCADE, related_name="board_entry", db_constraint=False
     )
     # The run whose values are shown: the submission's newest run that has scores.
-    evaluation = models.ForeignKey(Evaluation, on_delete=models.CASCADE, related_name="+")
+    evaluation = models.ForeignKey(
+        Evaluation,
+        on_delete=models.CASCADE,
+        related_name="+",
+        db_index=False,
+        db_constraint=False,
+    )
     board = models.CharField(max_length=10, choices=BoardKind)
     rank = models.PositiveIntegerField()
     mean_rank = models.FloatField()
@@ -274,6 +296,19 @@ class BoardEntry(models.Model):
     rating_battles = models.JSONField(default=dict, blank=True)
     # The submission's model facts, copied so the board filters them in its own query.
     model_facts = models.JSONField(default=dict, blank=True)
+    # Issue 16: what `rank_entries` said besides the rank, stored so the rankings API reads a
+    # page of rows instead of ranking the whole board again: metric key -> the rank on that
+    # metric (every metric, in the benchmark's order), and the two tiebreak values after
+    # `wins` (the sum of the per-metric ranks, the sum of the normalised scores).
+    metric_ranks = models.JSONField(default=dict, blank=True)
+    rank_sum = models.PositiveIntegerField(default=0)
+    normalized_sum = models.FloatField(default=0.0)
+    # Issue 16: the row's place in its board's rank order (1 to the board's rows) and among
+    # both boards' rows by rank then submission (the rankings API's `board=all`), so a page
+    # in rank order is a range of an index, whatever the board's size and whatever the
+    # planner's statistics of a table every recompute rewrites (`selectors.board_page`).
+    position = models.PositiveIntegerField(default=0)
+    overall_position = models.PositiveIntegerField(default=0)
 
     class Meta:
         ordering = ["benchmark", "board", "rank"]
@@ -286,9 +321,50 @@ class BoardEntry(models.Model):
             ),
             models.CheckConstraint(condition=models.Q(rank__gte=1), name="boardentry_rank_gte_1"),
         ]
+        indexes = [
+            models.Index(fields=["benchmark", "board", "position"], name="boardentry_position"),
+            models.Index(
+                fields=["benchmark", "overall_position"], name="boardentry_overall_position"
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"#{self.rank} {self.board} {self.submission_id}"
+
+
+class BoardTotals(models.Model):
+    """One board's summary as its last recompute left it (issue 16): how many rows it has,
+    how many have metric intervals, rank intervals and tiers, and when it was computed. The
+    board pages and the API read this one row instead of counting the board's rows on every
+    request (`selectors.board_summary`).
+
+    Written by `recompute_board`, with the rows it writes (a board without rows has no
+    totals), and by `compute_rank_intervals` when it writes the rows' rank intervals and
+    tiers (`with_rank_intervals`, `with_tiers` and the new `computed_at`): the writers of
+    the rows these count, and no other code.
+    """
+
+    benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="board_totals")
+    board = models.CharField(max_length=10, choices=BoardKind)
+    entries = models.PositiveIntegerField()
+    # Rows whose run has metric intervals (`BoardEntry.intervals` not empty).
+    with_intervals = models.PositiveIntegerField()
+    # Rows with a rank interval (`rank_best`) and with a tier.
+    with_rank_intervals = models.PositiveIntegerField(default=0)
+    with_tiers = models.PositiveIntegerField(default=0)
+    computed_at = models.DateTimeField()
+
+    class Meta:
+        verbose_name_plural = "board totals"
+        constraints = [
+            models.UniqueConstraint(fields=["benchmark", "board"], name="boardtotals_unique"),
+            models.CheckConstraint(
+                condition=models.Q(board__in=BoardKind.values), name="boardtotals_board_valid"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.board} board of benchmark {self.benchmark_id}: {self.entries} rows"
 
 
 class RunReplicates(models.Model):

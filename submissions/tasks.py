@@ -33,7 +33,7 @@ def task_recompute_board(benchmark_id: int) -> int:
     if benchmark is None:
         logger.warning("benchmark %s vanished before its board was recomputed", benchmark_id)
         return -1
-    return len(services.recompute_board(benchmark))
+    return services.recompute_board(benchmark).count()
 
 
 def task_rank_intervals(benchmark_id: int) -> int:

@@ -199,31 +199,11 @@ def rank_entries(
     # None becomes NaN in a float array: both mean "missing".
     value_maps = [entry.values for entry in entries]
     values = np.array([[row.get(key) for row in value_maps] for key in metric_keys], dtype=float)
-    if np.isinf(values).any():
-        raise ValueError("metric values must be finite or missing")
-    if policy.decimals is not None:
-        values = round_like_python(values, policy.decimals)
-    higher_is_better = np.array([metric.higher_is_better for metric in metrics])[:, np.newaxis]
+    table = rank_table(values, metrics, policy, name_order_positions(entries))
 
-    ranks = metric_ranks(np.where(higher_is_better, -values, values), policy.tie_method)
-    rank_sum = ranks.sum(axis=0)
-    mean_rank = rank_sum / len(metric_keys)
-    wins = ((ranks == 1) & ~np.isnan(values)).sum(axis=0)
-    normalized_sum = normalized_scores(values, higher_is_better).sum(axis=0)
-    name_position = name_order_positions(entries)
-
-    # np.lexsort sorts by the last key first.
-    order = np.lexsort(
-        (
-            name_position,
-            *order_statistics(
-                policy, metric_keys, ranks, mean_rank, wins, rank_sum, normalized_sum
-            ),
-        )
-    )
-
-    # Python objects for the result cost more than all the numpy work above: put every
-    # column in board order first (numpy indexing), convert each to a list once, then zip.
+    # Python objects for the result cost more than all the numpy work: put every column in
+    # board order first (numpy indexing), convert each to a list once, then zip.
+    order = table.order
     ordered = order.tolist()
     key_index = {key: position for position, key in enumerate(metric_keys)}
     return [
@@ -241,14 +221,90 @@ def rank_entries(
             [entries[index].key for index in ordered],
             [entries[index].name for index in ordered],
             range(1, len(ordered) + 1),
-            mean_rank[order].tolist(),
-            ranks.T[order].tolist(),
-            wins[order].tolist(),
-            rank_sum[order].tolist(),
-            normalized_sum[order].tolist(),
+            table.mean_rank[order].tolist(),
+            table.metric_ranks.T[order].tolist(),
+            table.wins[order].tolist(),
+            table.rank_sum[order].tolist(),
+            table.normalized_sum[order].tolist(),
             strict=True,
         )
     ]
+
+
+class RankTable(NamedTuple):
+    """`rank_entries`' result as arrays over the entries in their input order (index i is the
+    i-th entry given): for a caller that ranks a large board and stores columns, where 100,000
+    `RankedEntry` rows would cost more than the ranking itself (`recompute_board`).
+
+    `order` lists the entries' indexes best first, so entry `order[p]` has rank p + 1 and
+    `ranks` is that inverse (1-based). `metric_ranks` is (metrics x entries)."""
+
+    order: np.ndarray
+    ranks: np.ndarray
+    metric_ranks: np.ndarray
+    mean_rank: np.ndarray
+    wins: np.ndarray
+    rank_sum: np.ndarray
+    normalized_sum: np.ndarray
+
+
+def rank_table(
+    values: np.ndarray,
+    metrics: Sequence[MetricSpec],
+    policy: RankingPolicy,
+    name_position: np.ndarray,
+) -> RankTable:
+    """Rank the entries whose metric values are the columns of `values` (metrics x entries,
+    in the order of `metrics`, NaN for missing) by the rules of the module docstring:
+    `rank_entries` is this with its checks and one `RankedEntry` per entry.
+
+    `name_position` is each entry's place in the name tiebreak (`name_positions`), unique
+    per entry. Raises ValueError on an infinite value or a lexicographic order naming a key
+    that is not one of `metrics`.
+    """
+    metric_keys = [metric.key for metric in metrics]
+    check_order(policy, metric_keys)
+    values = np.ascontiguousarray(values, dtype=float)
+    if np.isinf(values).any():
+        raise ValueError("metric values must be finite or missing")
+    if policy.decimals is not None:
+        values = round_like_python(values, policy.decimals)
+    higher_is_better = np.array([metric.higher_is_better for metric in metrics])[:, np.newaxis]
+
+    ranks = metric_ranks(np.where(higher_is_better, -values, values), policy.tie_method)
+    rank_sum = ranks.sum(axis=0)
+    mean_rank = rank_sum / len(metric_keys)
+    wins = ((ranks == 1) & ~np.isnan(values)).sum(axis=0)
+    normalized_sum = normalized_scores(values, higher_is_better).sum(axis=0)
+
+    # np.lexsort sorts by the last key first.
+    order = np.lexsort(
+        (
+            name_position,
+            *order_statistics(
+                policy, metric_keys, ranks, mean_rank, wins, rank_sum, normalized_sum
+            ),
+        )
+    )
+    places = np.empty(len(order), dtype=np.int64)
+    places[order] = np.arange(1, len(order) + 1)
+    return RankTable(order, places, ranks, mean_rank, wins, rank_sum, normalized_sum)
+
+
+def value_ranks(
+    values: np.ndarray,
+    metrics: Sequence[MetricSpec],
+    tie_method: TieMethod,
+    decimals: int | None,
+) -> np.ndarray:
+    """Rule 2 alone: each entry's rank on each metric (metrics x entries, NaN missing),
+    rounded and tied as `rank_entries` ranks them. The boards' best and second-best marks
+    are the "dense" ranks of a table's rows (`recompute_board`)."""
+    values = np.ascontiguousarray(values, dtype=float)
+    if decimals is not None:
+        values = round_like_python(values, decimals)
+    higher_is_better = np.array([metric.higher_is_better for metric in metrics])[:, np.newaxis]
+    return metric_ranks(np.where(higher_is_better, -values, values), tie_method)
 
 
 def check_order(policy: RankingPolicy, metric_keys: Sequence[str]) -> None:
@@ -428,23 +484,29 @@ def normalized_scores(values: np.ndarray, higher_is_better: np.ndarray) -> np.nd
 
 def name_order_positions(entries: Sequence[Entry]) -> np.ndarray:
     """Each entry's position in the name order: casefolded name, exact name, then key."""
-    count = len(entries)
-    names = [(entry.name.casefold(), entry.name) for entry in entries]
+    return name_positions([entry.name for entry in entries], [entry.key for entry in entries])
+
+
+def name_positions(names: Sequence[str], keys: Sequence[Hashable]) -> np.ndarray:
+    """Each entry's position in the name order (`names[i]` and `keys[i]` are entry i's):
+    casefolded name, exact name, then key."""
+    count = len(names)
+    folded = [(name.casefold(), name) for name in names]
     indexes: Sequence[int] = range(count)
-    if len(set(names)) < count:
+    if len(set(folded)) < count:
         # Equal names (rare: a board's names are unique): put the entries in key order
         # first; the stable sort by name below keeps it among equal names.
-        indexes = sorted_by_key(entries, list(indexes))
-    by_name = sorted(indexes, key=names.__getitem__)
+        indexes = sorted_by_key(keys, list(indexes))
+    by_name = sorted(indexes, key=folded.__getitem__)
     positions = np.empty(count, dtype=np.int64)
     positions[by_name] = np.arange(count)
     return positions
 
 
-def sorted_by_key(entries: Sequence[Entry], indexes: list[int]) -> list[int]:
+def sorted_by_key(keys: Sequence[Hashable], indexes: list[int]) -> list[int]:
     """`indexes` ordered by their entries' keys (type name first, so 2 and "2" compare);
     keys that do not compare with each other are ordered by their `repr`."""
     try:
-        return sorted(indexes, key=lambda i: (type(entries[i].key).__name__, entries[i].key))
+        return sorted(indexes, key=lambda i: (type(keys[i]).__name__, keys[i]))
     except TypeError:
-        return sorted(indexes, key=lambda i: (type(entries[i].key).__name__, repr(entries[i].key)))
+        return sorted(indexes, key=lambda i: (type(keys[i]).__name__, repr(keys[i])))

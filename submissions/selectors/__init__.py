@@ -21,6 +21,7 @@ from .board_page import (
     category_tabs,
     filter_board_entries,
     parse_board_filter,
+    position_range,
 )
 from .boards import (
     FIXED_SORT_COLUMNS,
@@ -65,7 +66,9 @@ from .compare import (
 )
 from .comparisons import compared_run
 from .entries import (
+    BoardCandidate,
     DeclaredOption,
+    board_candidate_rows,
     board_candidates,
     declared_options,
     group_order,
@@ -111,6 +114,7 @@ __all__ = [
     "UNPARSED_EXAMPLES_SHOWN",
     "UNPARSED_EXAMPLE_CHARS",
     "BenchmarkCard",
+    "BoardCandidate",
     "BoardCell",
     "BoardColumn",
     "BoardFilter",
@@ -137,6 +141,7 @@ __all__ = [
     "WouldBeRank",
     "about_blocks",
     "benchmark_cards",
+    "board_candidate_rows",
     "board_candidates",
     "board_chart_entries",
     "board_columns",
@@ -170,6 +175,7 @@ __all__ = [
     "own_duplicates",
     "parse_board_filter",
     "parse_board_sort",
+    "position_range",
     "predictions_bytes",
     "published_lookalike",
     "ranking_entry",

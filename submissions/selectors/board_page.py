@@ -113,9 +113,10 @@ def filter_board_entries(entries: QuerySet[BoardEntry], board_filter: BoardFilte
     if board_filter.tag:
         entries = entries.filter(TAG_FILTERS[board_filter.tag])
     for key, value in board_filter.facts:
-        entries = entries.alias(**{f"fact_{key}": KeyTextTransform(key, "model_facts")}).filter(
-            **{f"fact_{key}": value}
-        )
+        # The JSON key lookup, which sends the value as JSON. An alias of KeyTextTransform
+        # compared with the plain string made SQLite parse "no" as JSON ("malformed JSON":
+        # tests/plugins/toy failed so on SQLite when run on its own).
+        entries = entries.filter(**{f"model_facts__{key}": value})
     return entries
 
 
@@ -201,7 +202,9 @@ def board_entries(
 ) -> QuerySet[BoardEntry]:
     """The rows of one board (or of several: a list of `BoardKind` values) the filter selects."""
     boards = [board] if isinstance(board, str) else list(board)
-    entries = BoardEntry.objects.filter(benchmark=benchmark, board__in=boards)
+    entries = BoardEntry.objects.filter(benchmark=benchmark)
+    if set(boards) != set(BoardKind.values):  # both: no condition, so an index gives the order
+        entries = entries.filter(board__in=boards)
     return filter_board_entries(entries, board_filter or BoardFilter())
 
 
@@ -232,7 +235,15 @@ def board_page(
     )
     paginator = CountedPaginator(entries, page_size, count=count)
     current: Page = paginator.get_page(page)
-    rows = [board_row(entry, metrics, category=category, facts=facts) for entry in current]
+    shown: Iterable[BoardEntry] = current
+    if sort.key == "rank" and category is None and not board_filter.active:
+        # The whole board in rank order: the page is a range of positions, read through
+        # their index (an offset would walk every row before the page).
+        start = (current.number - 1) * page_size
+        shown = position_range(
+            entries, "position", start, page_size, paginator.count, descending=sort.descending
+        )
+    rows = [board_row(entry, metrics, category=category, facts=facts) for entry in shown]
     # A category's ranks have no rank intervals or tiers (those are the overview's).
     rows = mark_tier_starts(rows, sort) if category is None else rows
     query = {**board_filter.params, **({"category": category.key} if category else {})}
@@ -259,6 +270,27 @@ def board_page(
         links=links,
         previous_href=href(number - 1) if current.has_previous() else "",
         next_href=href(number + 1) if current.has_next() else "",
+    )
+
+
+def position_range(
+    entries: QuerySet[BoardEntry],
+    field: str,
+    start: int,
+    size: int,
+    count: int,
+    *,
+    descending: bool = False,
+) -> QuerySet[BoardEntry]:
+    """Rows `start` to `start + size` (0-based, not included) of `entries` in the order of
+    `field` (`position` within a board, `overall_position` across both; 1 to `count`
+    without gaps), or the other way round: one range read of the position's index."""
+    if descending:
+        low, high = count - start - size + 1, count - start
+    else:
+        low, high = start + 1, start + size
+    return entries.filter(**{f"{field}__gte": low, f"{field}__lte": high}).order_by(
+        f"-{field}" if descending else field
     )
 
 
@@ -291,13 +323,12 @@ def board_chart_entries(
             )
             for row in rows[:limit]
         ]
-    records = (
-        board_entries(benchmark, board, board_filter)
-        .order_by("rank")
-        .values_list(
-            "submission__model_name", "rank", "rank_best", "rank_worst", "tier", "submission_id"
-        )[:limit]
-    )
+    records = board_entries(benchmark, board, board_filter).order_by("position")
+    if not board_filter.active:
+        records = records.filter(position__lte=limit)  # the position index's first rows
+    records = records.values_list(
+        "submission__model_name", "rank", "rank_best", "rank_worst", "tier", "submission_id"
+    )[:limit]
     return [
         ChartEntry(label=name, rank=rank, best=best, worst=worst, tier=tier, key=key)
         for name, rank, best, worst, tier, key in records

@@ -10,7 +10,7 @@ from datetime import datetime
 from typing import Any
 from urllib.parse import urlencode
 
-from django.db.models import Count, Max, Min, Q
+from django.db.models import Count, Min, Q
 
 from benchmark.facts import FACTS, fact_text
 from benchmark.models import Benchmark, Category, Metric
@@ -20,7 +20,7 @@ from ..enums import (
     BoardKind,
     SubmissionSource,
 )
-from ..models import BoardEntry
+from ..models import BoardEntry, BoardTotals
 from .entries import interval_range, metric_value
 
 MEDALS = {1: "🥇", 2: "🥈", 3: "🥉"}
@@ -60,33 +60,22 @@ class BoardSummary:
 
 
 def board_summary(benchmark: Benchmark) -> BoardSummary:
-    """Row counts, interval states per board and the time of the last recompute, in one
-    query."""
-    rows = (
-        BoardEntry.objects.filter(benchmark=benchmark)
-        .values("board")
-        .annotate(
-            count=Count("id"),
-            computed_at=Max("computed_at"),
-            without_rank_interval=Count("id", filter=Q(rank_best__isnull=True)),
-            without_tier=Count("id", filter=Q(tier__isnull=True)),
-            with_intervals=Count("id", filter=~Q(intervals={})),
-        )
-        .order_by()
-    )
+    """Row counts, interval states per board and the time of the last recompute: one read
+    of the boards' stored totals (`BoardTotals`, written with the rows), whatever the
+    board's size."""
     counts = {kind.value: 0 for kind in BoardKind}
     intervals = {kind.value: NO_INTERVALS for kind in BoardKind}
     computed_at = None
-    for row in rows:
-        counts[row["board"]] = row["count"]
-        ready = row["count"] > 0 and row["without_rank_interval"] == 0
-        intervals[row["board"]] = BoardIntervals(
+    for totals in BoardTotals.objects.filter(benchmark=benchmark):
+        counts[totals.board] = totals.entries
+        ready = totals.entries > 0 and totals.with_rank_intervals == totals.entries
+        intervals[totals.board] = BoardIntervals(
             ready=ready,
-            computing=not ready and row["with_intervals"] > 0,
-            has_tiers=ready and row["without_tier"] == 0,
-            any_intervals=ready or row["with_intervals"] > 0,
+            computing=not ready and totals.with_intervals > 0,
+            has_tiers=ready and totals.with_tiers == totals.entries,
+            any_intervals=ready or totals.with_intervals > 0,
         )
-        computed_at = max(filter(None, [computed_at, row["computed_at"]]))
+        computed_at = max(filter(None, [computed_at, totals.computed_at]))
     return BoardSummary(counts=counts, computed_at=computed_at, intervals=intervals)
 
 

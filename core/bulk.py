@@ -1,0 +1,178 @@
+"""Writing many rows as plain tuples (issue 16).
+
+`QuerySet.bulk_create` builds a model instance per row and then SQL for every value: for a
+100,000-row board that was most of the 22 s a recompute took (and the 300,000 objects it left
+behind kept the garbage collector busy). `insert_rows` takes the rows as tuples of the values
+the model holds and sends them the cheapest way the database offers: PostgreSQL's `COPY ...
+FROM STDIN` through psycopg 3, one `executemany` of one INSERT elsewhere (SQLite). Each
+column is converted once per value as its field would convert it (a JSON field's
+`json.dumps`, a date-time's adaptation), so the stored rows are those `bulk_create` writes.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from datetime import datetime
+from functools import partial
+from typing import Any
+
+from django.db import connection, models
+
+# Fields whose Python value the database drivers take as it is.
+_PLAIN = (
+    models.IntegerField,
+    models.FloatField,
+    models.CharField,
+    models.TextField,
+    models.BooleanField,
+    models.ForeignKey,  # the related row's id
+    models.BinaryField,
+)
+
+
+def insert_rows(
+    model: type[models.Model],
+    fields: Sequence[str],
+    rows: Iterable[Sequence[Any]],
+    *,
+    as_is: Collection[str] = (),
+) -> None:
+    """Insert `rows` into `model`'s table in the current transaction. Each row holds the
+    values of `fields` (field names; a foreign key's value is the related row's id), in that
+    order; the primary key is left to the database. The fields in `as_is` hold what the
+    database stores already (JSON text, a date-time as the database's text, e.g. read with
+    `Cast(..., TextField())`), sent unconverted. Nothing is returned (no ids: a caller that
+    needs the rows reads them back), no signal is sent, no default is filled in."""
+    meta = model._meta
+    model_fields = [meta.get_field(name) for name in fields]
+    quote = connection.ops.quote_name
+    table = quote(meta.db_table)
+    columns = ", ".join(quote(field.column) for field in model_fields)
+    converters = [None if field.name in as_is else _converter(field) for field in model_fields]
+    converted = [
+        (position, convert) for position, convert in enumerate(converters) if convert is not None
+    ]
+
+    def prepared() -> Iterable[Sequence[Any]]:
+        if not converted:
+            return rows
+        return (_converted(row, converted) for row in rows)
+
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            # COPY's text format, written here a column at a time in large blocks (psycopg's
+            # `write_row` formats value by value: 3 s of a 100,000-row board). The server
+            # parses each JSON text as jsonb and each date-time text as timestamptz.
+            with cursor.cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
+                for block in copy_text(prepared()):
+                    copy.write(block)
+        else:
+            marks = ", ".join(["%s"] * len(model_fields))
+            cursor.executemany(f"INSERT INTO {table} ({columns}) VALUES ({marks})", prepared())
+
+
+def _converted(row: Sequence[Any], converters: list[tuple[int, Callable[[Any], Any]]]) -> list[Any]:
+    values = list(row)
+    for position, convert in converters:
+        values[position] = convert(values[position])
+    return values
+
+
+def _converter(field: models.Field) -> Callable[[Any], Any] | None:
+    """How one value of `field` becomes what the driver is given (None: as it is)."""
+    if isinstance(field, models.JSONField):
+        # What JSONField.get_db_prep_value sends (`connection.ops.adapt_json_value`): the
+        # JSON text (COPY's text format takes it as SQLite does); None is SQL NULL.
+        dumps = partial(json.dumps, cls=field.encoder)
+        return lambda value: None if value is None else dumps(value)
+    if isinstance(field, models.DateTimeField):
+        if connection.vendor == "postgresql":
+            return None  # psycopg adapts an aware datetime to timestamptz
+        return connection.ops.adapt_datetimefield_value
+    if isinstance(field, _PLAIN):
+        return None
+    return partial(_prepared, field)
+
+
+def _prepared(field: models.Field, value: Any) -> Any:
+    return field.get_db_prep_save(value, connection)
+
+
+# COPY's text format (PostgreSQL's "COPY", "File Formats"): a tab between columns, a newline
+# after each row, \N for NULL, and a backslash escaping itself and the three separators.
+_ESCAPES = (("\\", "\\\\"), ("\t", "\\t"), ("\n", "\\n"), ("\r", "\\r"))
+# Rows per block written: large enough that the writes cost nothing, small enough that a block
+# is a few megabytes.
+COPY_BLOCK_ROWS = 10_000
+
+
+def copy_text(rows: Iterable[Sequence[Any]]) -> Iterator[str]:
+    """`rows` as COPY text, in blocks of `COPY_BLOCK_ROWS` rows: each column's values are
+    turned into text together (`_column_text`), then the rows joined."""
+    iterator = iter(rows)
+    while block := list(itertools.islice(iterator, COPY_BLOCK_ROWS)):
+        columns = [_column_text(column) for column in zip(*block, strict=True)]
+        yield "\n".join(map("\t".join, zip(*columns, strict=True))) + "\n"
+
+
+# Columns of one of these types (and NULL) are converted by one `map`, not value by value.
+_COLUMN_TEXT: dict[type, Callable[[Any], str]] = {str: str, int: int.__repr__}
+
+
+def _column_text(values: Sequence[Any]) -> list[str]:
+    """One column's values as COPY text: converted by one `map` when they are all text or all
+    integers (or finite doubles), else value by value; the texts joined on NUL (which
+    PostgreSQL's text never holds), escaped with one `replace` per special character only
+    when one occurs, and split again; NULL set last, its backslash not to be doubled."""
+    if len(values) > 1 and type(values[0]) is not str and values.count(values[0]) == len(values):
+        # One value throughout (the board's benchmark, its computed_at): converted once.
+        return [_column_text(values[:1])[0]] * len(values)
+    kinds = set(map(type, values))
+    nulls = type(None) in kinds
+    kinds.discard(type(None))
+    present = [value for value in values if value is not None] if nulls else values
+    convert = _COLUMN_TEXT.get(next(iter(kinds))) if len(kinds) == 1 else None
+    if kinds == {float} and all(map(math.isfinite, present)):
+        convert = float.__repr__  # the shortest text that reads back as the same double
+    if convert is not None and not nulls:
+        texts = list(map(convert, values))
+    else:
+        texts = [_value_text(value) for value in values]
+    joined = "\0".join(texts)
+    if "\\" in joined or "\t" in joined or "\n" in joined or "\r" in joined:
+        for old, new in _ESCAPES:
+            joined = joined.replace(old, new)
+        texts = joined.split("\0")
+    if nulls:
+        for position in [position for position, value in enumerate(values) if value is None]:
+            texts[position] = "\\N"
+    return texts
+
+
+def _value_text(value: Any) -> str:
+    """One value as COPY's text format reads it, before escaping."""
+    kind = type(value)
+    if kind is str:
+        return value
+    if value is None:
+        return ""  # \N once escaped (`_column_text`)
+    if kind is bool:
+        return "t" if value else "f"
+    if kind is int:
+        return str(value)
+    if kind is float:
+        # repr is the shortest text that reads back as the same double; PostgreSQL reads
+        # "nan" and "inf" as it writes them.
+        return (
+            repr(value)
+            if math.isfinite(value)
+            else {"nan": "NaN", "inf": "Infinity"}.get(repr(value), "-Infinity")
+        )
+    if isinstance(value, bytes | bytearray | memoryview):
+        return "\\x" + bytes(value).hex()  # bytea's hex format
+    if isinstance(value, datetime):
+        return value.isoformat()
+    return str(value)

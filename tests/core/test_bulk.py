@@ -1,0 +1,86 @@
+"""`core.bulk.insert_rows` stores what the ORM stores, whatever the text holds: COPY's text
+format on PostgreSQL (its separators and backslashes escaped, NULL, booleans, doubles, bytes,
+date-times), one executemany elsewhere."""
+
+from datetime import UTC, datetime
+
+import pytest
+
+from core.bulk import copy_text, insert_rows
+from submissions.models import RunReplicates, Submission
+from tests.benchmark.factories import BenchmarkFactory
+from tests.submissions.factories import EvaluationFactory
+
+BLANK_TEXT_FIELDS = (
+    "model_name_skeleton", "contact_email", "model_url", "paper_url", "code_url", "team_name",
+    "authors", "predictions_file", "predictions_sha256", "verification_reason",
+)  # fmt: skip
+# Every character COPY's text format treats specially, and some it does not.
+AWKWARD = 'tab\there, line\nbreak, return\r, back\\slash, \\N, "quotes", ünïcödé, 🙂'
+
+
+@pytest.mark.unit
+def test_copy_text_escapes_the_separators_and_writes_null_booleans_and_numbers():
+    rows = [
+        (1, None, True, 0.1, "a\tb\\c\nd\re"),
+        (-2, 3.0, False, float("nan"), ""),
+    ]
+    (block,) = copy_text(rows)
+    assert block == (
+        "1\t\\N\tt\t0.1\ta\\tb\\\\c\\nd\\re\n"  # the string's separators escaped
+        "-2\t3.0\tf\tNaN\t\n"  # an empty string is not NULL
+    )
+
+
+@pytest.mark.unit
+def test_copy_text_writes_bytes_in_bytea_hex_form_and_blocks_of_rows(monkeypatch):
+    monkeypatch.setattr("core.bulk.COPY_BLOCK_ROWS", 2)
+    blocks = list(copy_text([(b"\x00\\\t",), (b"",), (None,)]))
+    assert blocks == ["\\\\x005c09\n\\\\x\n", "\\N\n"]
+
+
+@pytest.mark.integration
+@pytest.mark.django_db
+def test_inserted_rows_read_back_as_the_orm_stores_them():
+    benchmark = BenchmarkFactory()
+    moment = datetime(2026, 12, 1, 23, 4, 5, 678901, tzinfo=UTC)
+    facts = {"licence": AWKWARD, "nested": [1, 2.5, None, True, {"\\": "\t"}]}
+    columns = {
+        "benchmark": benchmark.pk,
+        "model_name": AWKWARD,
+        "institution": "",
+        "model_facts": facts,
+        "options": {},
+        "publish": True,
+        "is_baseline": False,
+        "created_at": moment,
+        "predictions_size": 7,
+        "verification_status": "community",
+        "source": "upload",
+        "is_challenge_entry": False,
+        **dict.fromkeys(BLANK_TEXT_FIELDS, ""),
+    }
+    insert_rows(Submission, list(columns), [tuple(columns.values())])
+    submission = Submission.objects.get(benchmark=benchmark)
+    assert (submission.model_name, submission.institution) == (AWKWARD, "")
+    assert submission.model_facts == facts
+    assert (submission.publish, submission.is_baseline) == (True, False)
+    assert (submission.created_at, submission.predictions_size) == (moment, 7)
+
+    run = EvaluationFactory(submission=submission)
+    columns = {
+        "evaluation": run.pk,
+        "test_set_checksum": "0" * 64,
+        "replicates": 200,
+        "contributions": b"\x00\\\t\n\xff",
+        "values": b"",
+        "metric_keys": [AWKWARD],
+        "intervals": {AWKWARD: None},
+        "computed_at": moment,
+    }
+    insert_rows(RunReplicates, list(columns), [tuple(columns.values())])
+    stored = RunReplicates.objects.get(evaluation=run)
+    assert bytes(stored.contributions) == b"\x00\\\t\n\xff"
+    assert bytes(stored.values) == b""
+    assert (stored.metric_keys, stored.intervals) == ([AWKWARD], {AWKWARD: None})
+    assert stored.computed_at == moment

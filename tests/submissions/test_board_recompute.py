@@ -1,0 +1,253 @@
+"""`recompute_board`'s fast path (issue 16: plain columns in, one ranked matrix, tuples out,
+COPY on PostgreSQL) stores exactly what the board held before it: every field of every row
+equal to the reference (`board_reference.py`, the old code restated) on random boards with
+ties, missing, pending, uncleaned and near-half values, older and newer runs, judged-over
+counts, intervals and both boards, under each ranking policy and scope; and the boards'
+totals are the rows' own."""
+
+import importlib
+import random
+from datetime import timedelta
+
+import pytest
+from django.apps import apps as django_apps
+from django.utils import timezone
+
+from benchmark.models import Benchmark
+from benchmark.services import ensure_plugin_benchmark
+from submissions import services
+from submissions.enums import EvaluationStatus, SubmissionSource, VerificationStatus
+from submissions.models import BoardEntry, BoardTotals, Evaluation, RunReplicates, Submission
+from submissions.selectors import BoardFilter, BoardSort, board_entries, board_ordering, board_page
+
+from .board_reference import reference_rows, stored_rows
+from .factories import EvaluationFactory, SubmissionFactory
+
+pytestmark = [pytest.mark.integration, pytest.mark.django_db]
+
+# Values drawn for each metric: ties on purpose, values a hair either side of a rounding half,
+# integers and text the board cleans (1 -> 1.0, "n/a" -> None), missing ones.
+DRAWS = [None, 0.1, 0.2, 0.25, 0.5, 0.5, 0.5004, 0.4996, 0.0025, 0.0035, 1, 0, "n/a", 0.9]
+NAMES = ["Model", "model", "MODEL", "Étude", "étude", "Zeta", "alpha", "Ärzte"]
+POLICIES = {
+    "min-global-mean-rank": {"tie_method": "min", "ranking_scope": "global", "ranking_decimals": 3},
+    "dense-per-board-exact": {
+        "tie_method": "dense",
+        "ranking_scope": "per_board",
+        "ranking_decimals": None,
+    },
+    "min-per-board-lexicographic": {
+        "tie_method": "min",
+        "ranking_scope": "per_board",
+        "ranking_decimals": 3,
+        "ranking_method": "lexicographic",
+        "ranking_order": ["STG_mIoU", "CVS_acc"],
+    },
+    "dense-global-lexicographic-2": {
+        "tie_method": "dense",
+        "ranking_scope": "global",
+        "ranking_decimals": 2,
+        "ranking_method": "lexicographic",
+        "ranking_order": ["CVS_acc"],
+    },
+}
+
+
+def random_board(benchmark, seed: int, count: int = 60) -> None:
+    """`count` published entries (and an evaluate-only one) drawn with `seed`."""
+    draw = random.Random(seed)
+    keys = list(benchmark.metrics.values_list("key", flat=True))
+    judge = list(benchmark.metrics.filter(is_judge_metric=True).values_list("key", flat=True))
+    now = timezone.now()
+    for number in range(count + 1):
+        verified = draw.random() < 0.35
+        imported = verified and draw.random() < 0.3
+        submission = SubmissionFactory(
+            benchmark=benchmark,
+            model_name=f"{draw.choice(NAMES)}-{number}",
+            publish=number < count,
+            source=SubmissionSource.IMPORTED if imported else SubmissionSource.UPLOAD,
+            verification_status=(
+                VerificationStatus.VERIFIED if verified else VerificationStatus.COMMUNITY
+            ),
+            verified_at=now - timedelta(days=draw.randrange(30)) if verified else None,
+            published_at=now - timedelta(days=40) if imported else None,
+            team_name=draw.choice(["", "", "Team Ä", "team b"]),
+            model_facts=draw.choice([{}, {"type": "fine-tuned", "licence": "mit"}]),
+        )
+        status = draw.choice(
+            [EvaluationStatus.COMPLETE, EvaluationStatus.SCORED, EvaluationStatus.JUDGING]
+        )
+        metrics = {key: draw.choice(DRAWS) for key in keys}
+        if status != EvaluationStatus.COMPLETE:
+            metrics.update(dict.fromkeys(judge))
+        counts = {
+            name: {"scored": draw.randrange(5, 11), "total": 10}
+            for name in judge
+            if draw.random() < 0.3
+        }
+        run = EvaluationFactory(
+            submission=submission,
+            status=status,
+            metrics=metrics,
+            result={"counts": counts} if counts else {},
+            scored_at=now - timedelta(hours=draw.randrange(100)) if draw.random() < 0.9 else None,
+        )
+        if draw.random() < 0.5:
+            RunReplicates.objects.create(
+                evaluation=run,
+                test_set_checksum="0" * 64,
+                replicates=200,
+                contributions=b"",
+                values=b"",
+                metric_keys=keys,
+                intervals={
+                    key: None if draw.random() < 0.2 else [draw.random() / 2, 0.5 + draw.random()]
+                    for key in keys
+                },
+                computed_at=now,
+            )
+        shape = draw.random()
+        if shape < 0.15:  # an older scored run: the newer one is shown
+            older = EvaluationFactory(
+                submission=submission, status=EvaluationStatus.COMPLETE, metrics=dict(metrics)
+            )
+            Evaluation.objects.filter(pk=older.pk).update(created_at=now - timedelta(days=3))
+        elif shape < 0.25:  # a newer run without scores: changes nothing
+            EvaluationFactory(submission=submission, status=EvaluationStatus.QUEUED)
+        elif shape < 0.35:  # two scored runs created at the same moment: the later id is shown
+            twin = EvaluationFactory(
+                submission=submission,
+                status=EvaluationStatus.COMPLETE,
+                metrics={key: draw.choice(DRAWS) for key in keys},
+            )
+            Evaluation.objects.filter(pk__in=[run.pk, twin.pk]).update(created_at=now)
+
+
+@pytest.mark.parametrize("policy", POLICIES.values(), ids=POLICIES.keys())
+@pytest.mark.parametrize("seed", [1, 2])
+def test_a_recompute_stores_what_the_reference_computes(policy, seed):
+    benchmark = ensure_plugin_benchmark("medvidbench")
+    Benchmark.objects.filter(pk=benchmark.pk).update(**policy)
+    benchmark.refresh_from_db()
+    random_board(benchmark, seed)
+
+    rows = services.recompute_board(benchmark)
+
+    assert stored_rows(benchmark) == reference_rows(benchmark)
+    assert len(rows) == 60
+    assert [(row.board, row.rank) for row in rows] == sorted((row.board, row.rank) for row in rows)
+    # Idempotent: the same rows again.
+    before = stored_rows(benchmark)
+    services.recompute_board(benchmark)
+    assert stored_rows(benchmark) == before
+
+
+def board_totals(benchmark):
+    return {
+        row.board: (row.entries, row.with_intervals, row.with_rank_intervals, row.with_tiers)
+        for row in BoardTotals.objects.filter(benchmark=benchmark)
+    }
+
+
+def counted_totals(benchmark):
+    found = {}
+    for board in ("official", "community"):
+        rows = BoardEntry.objects.filter(benchmark=benchmark, board=board)
+        if rows.exists():
+            found[board] = (
+                rows.count(),
+                rows.exclude(intervals={}).count(),
+                rows.filter(rank_best__isnull=False).count(),
+                rows.filter(tier__isnull=False).count(),
+            )
+    return found
+
+
+def test_the_boards_totals_are_their_rows_own_and_a_board_without_rows_has_none():
+    benchmark = ensure_plugin_benchmark("medvidbench")
+    random_board(benchmark, 3, count=20)
+
+    services.recompute_board(benchmark)
+
+    assert board_totals(benchmark) == counted_totals(benchmark)
+    assert set(board_totals(benchmark)) == {"official", "community"}
+    stamps = set(BoardTotals.objects.values_list("computed_at", flat=True))
+    assert stamps == set(BoardEntry.objects.values_list("computed_at", flat=True))
+    assert len(stamps) == 1
+    Submission.objects.filter(benchmark=benchmark).update(publish=False)
+    services.recompute_board(benchmark)
+    assert board_totals(benchmark) == {}
+
+
+@pytest.mark.parametrize("scope", ["global", "per_board"])
+def test_a_page_in_rank_order_is_the_range_of_positions_the_whole_order_gives(scope, client):
+    """`board_page` and the rankings API read a page in rank order as a range of positions:
+    the rows are those of the old read (the whole board ordered and sliced), on every page,
+    either way, on each board and (the API) on both."""
+    benchmark = ensure_plugin_benchmark("medvidbench")
+    Benchmark.objects.filter(pk=benchmark.pk).update(ranking_scope=scope)
+    benchmark.refresh_from_db()
+    random_board(benchmark, 4, count=23)
+    services.recompute_board(benchmark)
+    metrics = list(benchmark.metrics.all())
+    for board in ("official", "community"):
+        entries = board_entries(benchmark, board)
+        count = entries.count()
+        for descending in (False, True):
+            ordered = list(
+                entries.order_by(*board_ordering(BoardSort("rank", descending))).values_list(
+                    "submission_id", flat=True
+                )
+            )
+            pages = [
+                [
+                    row.submission_id
+                    for row in board_page(
+                        benchmark,
+                        board=board,
+                        sort=BoardSort("rank", descending),
+                        board_filter=BoardFilter(),
+                        page=number,
+                        metrics=metrics,
+                        count=count,
+                        page_size=4,
+                    ).rows
+                ]
+                for number in range(1, (count + 3) // 4 + 1)
+            ]
+            assert [key for page in pages for key in page] == ordered
+            assert all(len(page) == 4 for page in pages[:-1])
+    everything = list(
+        BoardEntry.objects.filter(benchmark=benchmark)
+        .order_by("rank", "submission_id")
+        .values_list("submission_id", flat=True)
+    )
+    for direction, expected in (("asc", everything), ("desc", everything[::-1])):
+        shown = []
+        for number in (1, 2, 3, 4, 5):  # 23 rows
+            response = client.get(
+                f"/api/v1/benchmarks/{benchmark.slug}/rankings/",
+                {"board": "all", "page_size": 5, "page": number, "direction": direction},
+            )
+            assert response.status_code == 200, response.content
+            shown += [row["submission_id"] for row in response.json()["results"]]
+        assert shown == expected
+
+
+def test_the_migration_fills_what_a_recompute_stores():
+    """0019 gives the boards already on the database their totals, positions, per-metric ranks
+    and tiebreak values as `recompute_board` would (run here with the current models)."""
+    migration = importlib.import_module("submissions.migrations.0020_fill_board_totals_and_ranks")
+    benchmark = ensure_plugin_benchmark("medvidbench")
+    random_board(benchmark, 5, count=30)
+    services.recompute_board(benchmark)
+    expected, totals = stored_rows(benchmark), board_totals(benchmark)
+    BoardEntry.objects.update(metric_ranks={}, rank_sum=0, normalized_sum=0.0, position=0)
+    BoardEntry.objects.update(overall_position=0)
+    BoardTotals.objects.all().delete()
+
+    migration.fill(django_apps, None)
+
+    assert stored_rows(benchmark) == expected
+    assert board_totals(benchmark) == totals
