@@ -1,10 +1,11 @@
 """A real Redis for the tests that need one (the throttles' Redis log, the Redis task broker).
 
 `PODIUM_TEST_REDIS_URL` names a running server to use (database 15 is a good choice: the tests
-delete only their own keys, under prefixes of their own). Without it, the session starts its own
-`redis-server` on a free loopback port, with no persistence, and stops it at the end, so
-`make test` needs no Redis running beforehand, only the `redis-server` program installed
-(Debian: `apt-get install redis-server`; `.ci/run` installs it).
+delete only their own keys, under prefixes of their own, and never flush; `.ci/run` starts one
+for its run and sets it). Without it, the session starts its own `redis-server` on a free
+loopback port, with no persistence, and stops it at the end, so `make test` needs no Redis
+running beforehand, only the `redis-server` program installed (Debian: `apt-get install
+redis-server`).
 """
 
 from __future__ import annotations

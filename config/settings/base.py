@@ -377,7 +377,9 @@ SPECTACULAR_SETTINGS = {
 # django-q2 with the ORM broker: the queue is a table in our own database, so the worker
 # (`manage.py qcluster`) needs nothing besides the database.
 Q_CLUSTER = {
-    "name": "podium",
+    # The queue's name: its keys in Redis, and the salt of its signed payloads. Two deployments
+    # (or test runs) sharing one Redis need different names.
+    "name": env_str("Q_NAME", "podium").strip() or "podium",
     "orm": "default",
     "workers": env_int("Q_WORKERS", 2),
     "timeout": env_int("Q_TIMEOUT", 600),
@@ -393,6 +395,9 @@ _q_redis_url = env_str("Q_REDIS_URL").strip()
 if _q_redis_url:
     del Q_CLUSTER["orm"]
     Q_CLUSTER["redis"] = _q_redis_url
+    # Not django-q2's own Redis broker, which loses the tasks a killed cluster held: this one
+    # hands them out again after `retry`, as the ORM broker does (core/task_broker.py).
+    Q_CLUSTER["broker_class"] = "core.task_broker.RedeliveringRedis"
 if Q_CLUSTER["retry"] <= Q_CLUSTER["timeout"]:
     raise ImproperlyConfigured("Q_RETRY must be greater than Q_TIMEOUT.")
 

@@ -1,4 +1,5 @@
-"""The task broker is chosen by configuration: the ORM by default, Redis with Q_REDIS_URL."""
+"""The task broker is chosen by configuration: the ORM by default, Redis with Q_REDIS_URL (the
+broker that hands out again what a killed cluster held, core/task_broker.py)."""
 
 import os
 import subprocess
@@ -40,7 +41,7 @@ def broker_round_trip(**env: str) -> subprocess.CompletedProcess[str]:
 def test_q_redis_url_selects_the_redis_broker(redis_url):
     completed = broker_round_trip(Q_REDIS_URL=redis_url)
     assert completed.returncode == 0, completed.stderr
-    assert completed.stdout.split() == ["Redis", "hello"]
+    assert completed.stdout.split() == ["RedeliveringRedis", "hello"]
 
 
 def test_the_orm_broker_is_the_default(settings):
