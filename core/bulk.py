@@ -20,6 +20,7 @@ from functools import partial
 from typing import Any
 
 from django.db import connection, models
+from psycopg.copy import QueuedLibpqWriter
 
 # Fields whose Python value the database drivers take as it is.
 _PLAIN = (
@@ -66,7 +67,13 @@ def insert_rows(
             # COPY's text format, written here a column at a time in large blocks (psycopg's
             # `write_row` formats value by value: 3 s of a 100,000-row board). The server
             # parses each JSON text as jsonb and each date-time text as timestamptz.
-            with cursor.cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
+            # The blocks go to the server from a thread of psycopg's
+            # (`QueuedLibpqWriter`), which waits on the socket without the GIL while
+            # this one writes the next block: the server parses and indexes the rows
+            # while they are being written, rather than after (`docs/boards.md`).
+            raw = cursor.cursor
+            statement = f"COPY {table} ({columns}) FROM STDIN"
+            with raw.copy(statement, writer=QueuedLibpqWriter(raw)) as copy:
                 for block in copy_text(prepared()):
                     copy.write(block)
         else:

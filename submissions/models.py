@@ -14,6 +14,7 @@ from django.db.models.functions import Lower
 from django.urls import reverse
 
 from benchmark.models import Benchmark, TestSet
+from core.fields import JSONTextField
 
 from .enums import (
     BoardKind,
@@ -273,7 +274,9 @@ class BoardEntry(models.Model):
     judged_over = models.JSONField(default=dict, blank=True)
     # Issue 12 (docs/statistics.md): metric key -> [low, high] or None, the run's intervals as
     # `RunReplicates` stored them ({} for a run without per-sample data: an imported row).
-    intervals = models.JSONField(default=dict, blank=True)
+    # Issue 16: `json`, not `jsonb`, on PostgreSQL (`core.fields.JSONTextField`): read whole,
+    # never searched inside.
+    intervals = JSONTextField(default=dict, blank=True)
     # The 95% rank interval and the statistical tier within the row's board. Written after the
     # recompute, in the background, by `submissions.intervals.compute_rank_intervals` (the one
     # writer of these three); None until then, or when no row of the board has replicates.
@@ -300,7 +303,8 @@ class BoardEntry(models.Model):
     # page of rows instead of ranking the whole board again: metric key -> the rank on that
     # metric (every metric, in the benchmark's order), and the two tiebreak values after
     # `wins` (the sum of the per-metric ranks, the sum of the normalised scores).
-    metric_ranks = models.JSONField(default=dict, blank=True)
+    # `json`, as `intervals` is.
+    metric_ranks = JSONTextField(default=dict, blank=True)
     rank_sum = models.PositiveIntegerField(default=0)
     normalized_sum = models.FloatField(default=0.0)
     # Issue 16: the row's place in its board's rank order (1 to the board's rows) and among

@@ -1,0 +1,58 @@
+"""`core.fields.JSONTextField`: PostgreSQL's `json` behind a `JSONField` (issue 16). What is
+written reads back equal, through the ORM and `insert_rows`; an exact match on the whole value
+and a key's text work as on `jsonb`."""
+
+import pytest
+from django.db import connection
+from django.db.models import FloatField
+from django.db.models.fields.json import KeyTextTransform
+from django.db.models.functions import Cast
+
+from submissions.models import BoardEntry
+from tests.submissions.factories import BoardEntryFactory
+
+INTERVALS = {"zeta": [0.25, 0.75], "a": None, "mid": [1e-9, 3.0]}
+
+
+@pytest.mark.integration
+@pytest.mark.django_db
+def test_the_columns_are_json_on_postgresql_beside_jsonb_ones():
+    if connection.vendor != "postgresql":
+        pytest.skip("only PostgreSQL has json beside jsonb")
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute"
+            " WHERE attrelid = %s::regclass AND attname IN"
+            " ('intervals', 'metric_ranks', 'values', 'highlights')",
+            [BoardEntry._meta.db_table],
+        )
+        types = dict(cursor.fetchall())
+    assert types == {
+        "intervals": "json",
+        "metric_ranks": "json",
+        "values": "jsonb",
+        "highlights": "jsonb",
+    }
+
+
+@pytest.mark.integration
+@pytest.mark.django_db
+def test_values_read_back_equal_and_look_ups_work_as_on_jsonb():
+    row = BoardEntryFactory(intervals=INTERVALS, metric_ranks={"b": 2, "a": 1})
+    other = BoardEntryFactory(intervals={}, metric_ranks={})
+    row.refresh_from_db()
+    assert (row.intervals, row.metric_ranks) == (INTERVALS, {"b": 2, "a": 1})
+    assert list(BoardEntry.objects.filter(intervals={}).values_list("pk", flat=True)) == [other.pk]
+    assert list(BoardEntry.objects.exclude(intervals={}).values_list("pk", flat=True)) == [row.pk]
+    assert list(
+        BoardEntry.objects.filter(pk=row.pk).values_list(
+            Cast(KeyTextTransform("b", "metric_ranks"), FloatField()), flat=True
+        )
+    ) == [2.0]
+    assert list(BoardEntry.objects.order_by("pk").values_list("intervals", flat=True)) == [
+        INTERVALS,
+        {},
+    ]
+    BoardEntry.objects.filter(pk=other.pk).update(metric_ranks={"c": 3})
+    other.refresh_from_db()
+    assert other.metric_ranks == {"c": 3}
