@@ -33,14 +33,13 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from datetime import UTC, datetime
-from typing import Any, NamedTuple
+from datetime import datetime
+from typing import Any
 from urllib.parse import urlencode
 
 from django.conf import settings
 from django.core.cache import cache
-from django.db.models import QuerySet, TextField
-from django.db.models.functions import Cast
+from django.db.models import QuerySet
 from django.http import HttpResponse
 from django.urls import path
 from django.utils.cache import get_conditional_response, patch_cache_control
@@ -54,7 +53,14 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from benchmark.models import Benchmark, Category, Metric
-from submissions.enums import BoardKind, SubmissionSource, VerificationStatus
+from submissions.board_json import (
+    JSON_OPTIONS,
+    RankingRow,
+    _iso,
+    overview_rows_json,
+    ranking_rows,
+)
+from submissions.enums import BoardKind
 from submissions.models import BoardEntry
 from submissions.selectors import (
     FIXED_SORT_COLUMNS,
@@ -67,7 +73,6 @@ from submissions.selectors import (
     category_metrics,
     category_rank,
     first_click_descending,
-    metric_value,
     parse_board_filter,
     position_range,
 )
@@ -79,16 +84,20 @@ from .rankings_serializers import (
     CSV_QUERY,
     FACT_FILTERS,
     JSON_QUERY,
-    NOTE_IMPORTED,
-    NOTE_JUDGE_PENDING,
-    NOTE_NOT_COMPUTED,
     InvalidParametersSerializer,
     RankingPageSerializer,
     RankingRowSerializer,
     RankingsQuerySerializer,
 )
 
-__all__ = ["JSON_QUERY", "RankingRowSerializer", "RankingsQuerySerializer", "urlpatterns"]
+__all__ = [
+    "JSON_QUERY",
+    "RankingRow",
+    "RankingRowSerializer",
+    "RankingsQuerySerializer",
+    "ranking_rows",
+    "urlpatterns",
+]
 
 # Part of every ETag and cache key: bump it when the rankings' representation changes, so no
 # client or cache keeps a body of the old shape.
@@ -98,192 +107,7 @@ __all__ = ["JSON_QUERY", "RankingRowSerializer", "RankingsQuerySerializer", "url
 REPRESENTATION_VERSION = "4"
 
 
-# --- rankings: rows -------------------------------------------------------------------------------
-
-
-class RankingRow(NamedTuple):
-    """One board row: the board it is on and its representation."""
-
-    board: str
-    body: dict[str, Any]
-
-
-ENTRY_FIELDS = (
-    "submission_id",
-    "board",
-    "rank",
-    "mean_rank",
-    "wins",
-    "judge_pending",
-    "rank_best",
-    "rank_worst",
-    "tier",
-    "listed_at",
-    "submission__model_name",
-    "submission__team_name",
-    "submission__institution",
-    "submission__model_url",
-    "submission__paper_url",
-    "submission__code_url",
-    "submission__is_baseline",
-    "submission__source",
-    "submission__verification_status",
-    "submission__verified_at",
-    "submission__created_at",
-    "rank_sum",
-    "normalized_sum",
-)
-# Read as the database's JSON text and decoded here (`_decoded`): most are `{}`, which needs
-# no decoding, and Django's JSON field converter costs as much again as the decoding.
-ENTRY_JSON = (
-    "values",
-    "judged_over",
-    "intervals",
-    "category_ranks",
-    "rating_battles",
-    "model_facts",
-    "metric_ranks",
-)
-
-
-class _Record(NamedTuple):
-    """A row as `ranking_rows` reads it: `ENTRY_FIELDS`, then `ENTRY_JSON` decoded."""
-
-    submission_id: int
-    board: str
-    rank: int
-    mean_rank: float
-    wins: int
-    judge_pending: bool
-    rank_best: int | None
-    rank_worst: int | None
-    tier: int | None
-    listed_at: datetime
-    submission__model_name: str
-    submission__team_name: str
-    submission__institution: str
-    submission__model_url: str
-    submission__paper_url: str
-    submission__code_url: str
-    submission__is_baseline: bool
-    submission__source: str
-    submission__verification_status: str
-    submission__verified_at: datetime | None
-    submission__created_at: datetime
-    rank_sum: int
-    normalized_sum: float
-    values: dict[str, Any]
-    judged_over: dict[str, Any]
-    intervals: dict[str, Any]
-    category_ranks: dict[str, int]
-    rating_battles: dict[str, int]
-    model_facts: dict[str, Any]
-    metric_ranks: dict[str, int]
-
-
-def _decoded(text: str | None) -> Any:
-    return {} if text is None or text == "{}" else json.loads(text)
-
-
-def ranking_rows(
-    benchmark: Benchmark,
-    metrics: list[Metric],
-    entries: QuerySet[BoardEntry],
-    category: Category | None = None,
-) -> list[RankingRow]:
-    """The rows of `entries` (a board's rows, filtered, ordered and sliced) in one query; for
-    a category (issue 15) with its columns only.
-
-    Tuples rather than model instances: building 1,000 `BoardEntry` and `Submission`
-    objects costs more than everything else here.
-    """
-    texts = {f"{name}_json": Cast(name, TextField()) for name in ENTRY_JSON}
-    plain = len(ENTRY_FIELDS)
-    records = [
-        _Record(*row[:plain], *map(_decoded, row[plain:]))
-        for row in entries.annotate(**texts).values_list(*ENTRY_FIELDS, *texts)
-    ]
-    keys = [metric.key for metric in metrics]
-    decimals = benchmark.ranking_decimals
-    shown = [metric.key for metric in category_metrics(category, metrics)] if category else keys
-    ratings = {metric.key for metric in metrics if metric.is_rating}
-    rows = []
-    for record in records:
-        ranks = record.metric_ranks
-        name = record.submission__model_name
-        team = record.submission__team_name or record.submission__institution
-        intervals = record.intervals
-        cells = {}
-        for key in shown:
-            value = _metric_value(record.values.get(key))
-            cell = {
-                "value": value,
-                # Python's round, as rank_entries rounds (round_like_python matches it).
-                "ranked_value": (
-                    value if value is None or decimals is None else round(value, decimals)
-                ),
-                "rank": ranks.get(key),
-                "interval": intervals.get(key),
-            }
-            if key in ratings:  # a rating's battles (issue 15); only rating metrics have them
-                cell["battles"] = record.rating_battles.get(key)
-            cells[key] = cell
-        body = {
-            "rank": record.rank,
-            "board": record.board,
-            "model": name,
-            "team": team,
-            "model_url": record.submission__model_url,
-            "paper_url": record.submission__paper_url,
-            "code_url": record.submission__code_url,
-            "is_baseline": record.submission__is_baseline,
-            "imported": record.submission__source == SubmissionSource.IMPORTED,
-            "evaluated_by_podium": record.submission__source == SubmissionSource.HOSTED,
-            "verified": record.submission__verification_status == VerificationStatus.VERIFIED,
-            "verified_at": _iso(record.submission__verified_at),
-            "submitted_at": _iso(record.submission__created_at),
-            "date": _iso(record.listed_at),
-            "judge_pending": record.judge_pending,
-            "judged_over": record.judged_over,
-            "mean_rank": record.mean_rank,
-            "wins": record.wins,
-            "tiebreakers": {
-                "wins": record.wins,
-                "rank_sum": record.rank_sum,
-                "normalized_sum": record.normalized_sum,
-            },
-            "metrics": cells,
-            "submission_id": record.submission_id,
-            "rank_interval": (
-                None if record.rank_best is None else [record.rank_best, record.rank_worst]
-            ),
-            "tier": record.tier,
-            "category_rank": record.category_ranks.get(category.key) if category else None,
-            "category_ranks": record.category_ranks,
-            "model_facts": record.model_facts,
-            "interval_note": _interval_note(record, intervals),
-        }
-        rows.append(RankingRow(record.board, body))
-    return rows
-
-
-def _interval_note(record: Any, intervals: dict[str, Any]) -> str | None:
-    """Why the row's metrics lack intervals, or None. Per row, not per metric: the reasons
-    are the row's (its run has no per-sample data; its judge step is pending), and a
-    metric's own `interval` is null wherever it has none."""
-    if record.submission__source == SubmissionSource.IMPORTED:
-        return NOTE_IMPORTED
-    if not intervals:
-        return NOTE_NOT_COMPUTED  # scored before issue 12, until `compute_intervals` runs
-    if record.judge_pending:
-        return NOTE_JUDGE_PENDING
-    return None
-
-
-def _metric_value(value: Any) -> float | None:
-    """`metric_value` (what the ranking compared), with a shortcut for the usual finite
-    float: 10,000 calls add up."""
-    return value if type(value) is float and math.isfinite(value) else metric_value(value)
+# --- rankings: rows ---------------------------------------------------------------------------------
 
 
 def rankings_ordering(sort: BoardSort, category: Category | None) -> list[Any]:
@@ -297,14 +121,6 @@ def rankings_ordering(sort: BoardSort, category: Category | None) -> list[Any]:
             return [category_rank(category.key).desc(nulls_first=True), "-rank", "-submission_id"]
         return ["-rank", "-submission_id"]
     return [*board_ordering(sort, category.key if category else ""), "submission_id"]
-
-
-def _iso(moment: datetime | None) -> str | None:
-    """A time in UTC as DRF's DateTimeField prints it under TIME_ZONE = "UTC" (ISO 8601, Z).
-    Not `timezone.localtime`: its lookup of the active zone cost ~5 ms per 1,000 rows."""
-    if moment is None:
-        return None
-    return moment.astimezone(UTC).isoformat().removesuffix("+00:00") + "Z"
 
 
 # --- views ----------------------------------------------------------------------------------------
@@ -552,7 +368,7 @@ def _rankings_body(
         page = _page(benchmark, metrics, entries, count, keys, query, summary.computed_at,
                      link_base, category=category, whole=kind == JSON_WHOLE,
                      filtered=board_filter.active)  # fmt: skip
-        body = json.dumps(page, ensure_ascii=False, separators=(",", ":")).encode()
+        body = page.encode()
     if settings.PODIUM_BOARD_CACHE_SECONDS > 0:
         cache.set(key, body, settings.PODIUM_BOARD_CACHE_SECONDS)
     return body
@@ -599,7 +415,8 @@ def _page(
     category: Category | None = None,
     whole: bool = False,
     filtered: bool = False,
-) -> dict[str, Any]:
+) -> str:
+    """The page's JSON: the links and counts, and its rows' JSON in `results`."""
     number, size = query["page"], query["page_size"]
     if whole:
         number, size = 1, max(1, count)
@@ -613,12 +430,18 @@ def _page(
         field = "overall_position" if query["board"] == ALL_BOARDS else "position"
         descending = query["direction"] == "desc"
         page = position_range(entries, field, start, size, count, descending=descending)
-    rows = ranking_rows(benchmark, metrics, page, category)
+    # The overview's rows as stored (`submissions.board_json`), else built and encoded here.
+    rows = overview_rows_json(page) if category is None else None
+    if rows is None:
+        rows = [
+            json.dumps(row.body, **JSON_OPTIONS)
+            for row in ranking_rows(benchmark, metrics, page, category)
+        ]
 
     def link(page: int) -> str:
         return f"{link_base}?{urlencode({**_canonical_query(query, JSON_PAGE), 'page': page})}"
 
-    return {
+    head = {
         "benchmark": benchmark.slug,
         "board": query["board"],
         "computed_at": _iso(computed_at),
@@ -627,8 +450,12 @@ def _page(
         "previous": link(number - 1) if number > 1 else None,
         "category": query["category"] or None,
         "metrics": keys,
-        "results": [row.body for row in rows],
+        "results": [],
     }
+    # `json.dumps` of the page is its rows' encodings, comma-separated, in `results` (last).
+    text = json.dumps(head, **JSON_OPTIONS)
+    assert text.endswith('"results":[]}')
+    return f"{text[:-2]}{','.join(rows)}]}}"
 
 
 urlpatterns = [

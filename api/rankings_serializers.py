@@ -7,18 +7,18 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from benchmark.facts import FACTS
+from submissions.board_json import (
+    INTERVAL_NOTES,
+    NOTE_IMPORTED,
+    NOTE_JUDGE_PENDING,
+    NOTE_NOT_COMPUTED,
+)
 from submissions.enums import BoardKind
 from submissions.selectors import BOARD_TAGS, MAX_SEARCH_CHARS
 
 ALL_BOARDS = "all"
 DEFAULT_PAGE_SIZE = 100
 MAX_PAGE_SIZE = 1000
-
-# What `interval_note` says when a row has no interval (docs/api.md, "Intervals").
-NOTE_IMPORTED = "no interval (imported)"
-NOTE_NOT_COMPUTED = "no interval (not computed yet)"
-NOTE_JUDGE_PENDING = "pending"
-INTERVAL_NOTES = (NOTE_IMPORTED, NOTE_NOT_COMPUTED, NOTE_JUDGE_PENDING)
 
 
 # --- serializers: query parameters ----------------------------------------------------------------

@@ -18,7 +18,8 @@ rows). Then `recompute_board` once (timed), and GETs through django.test.Client 
 settings (DEBUG off, the local-memory cache): the Official board warm (the cached table, as every
 visitor but the first after a recompute gets it) and cold (the cache cleared before each
 request: the table rendered from the rows), the Community board sorted by a metric (warm and
-cold), and the rankings API's first page of 1,000 rows of both boards, cold. Server time is the
+cold), and the rankings API's first page of 1,000 rows of both boards, cold (after the rows'
+API JSON that the recompute queues, `write_board_json`, timed too). Server time is the
 wall time of `Client.get`, the whole request (middleware, view, template) in-process.
 
 `--compare N` (default 1000 when `--entries` is larger) first measures a board of N entries the
@@ -301,6 +302,13 @@ def measure(args: argparse.Namespace, database_url: str | None, folder: Path) ->
         started = time.perf_counter()
         compute_rank_intervals(benchmark)
         print(f"rank intervals and tiers: {time.perf_counter() - started:.2f} s")
+    # What the recompute queues on commit (its own task on a worker): the rows' API JSON.
+    from submissions.board_json import write_board_json
+
+    started = time.perf_counter()
+    write_board_json(benchmark)
+    board_json_s = time.perf_counter() - started
+    print(f"rows' API JSON (write_board_json, in the background): {board_json_s:.2f} s")
     counts = dict(BoardTotals.objects.filter(benchmark=benchmark).values_list("board", "entries"))
     official, community = counts.get("official", 0), counts.get("community", 0)
     print(
@@ -319,6 +327,7 @@ def measure(args: argparse.Namespace, database_url: str | None, folder: Path) ->
         "database": connection.vendor,
         "intervals": args.intervals,
         "recompute_s": round(recompute_s, 3),
+        "board_json_s": round(board_json_s, 3),
         "page_kb": round(len(body) / 1000, 1),
         "warm_p50_ms": timed(
             "Official board, warm (cached table)", timed_gets(client, url, args.requests)

@@ -313,6 +313,14 @@ class BoardEntry(models.Model):
     # planner's statistics of a table every recompute rewrites (`selectors.board_page`).
     position = models.PositiveIntegerField(default=0)
     overall_position = models.PositiveIntegerField(default=0)
+    # Issue 16: the row's rankings-API JSON on the overview, as `json.dumps` encodes it,
+    # before and after its rank interval, tier and category rank (filled in by the page:
+    # `submissions.board_json.spliced`). Written after the recompute, in the background, by
+    # `submissions.board_json.write_board_json` (the one writer of these two); empty until
+    # then (the database's default, so the recompute's COPY leaves them out), when the API
+    # builds the row instead.
+    api_head = models.TextField(blank=True, db_default="")
+    api_tail = models.TextField(blank=True, db_default="")
 
     class Meta:
         ordering = ["benchmark", "board", "rank"]

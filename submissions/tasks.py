@@ -6,7 +6,7 @@ import logging
 
 from benchmark.models import Benchmark
 
-from . import intervals, services
+from . import board_json, intervals, services
 from .models import Evaluation
 
 logger = logging.getLogger(__name__)
@@ -44,3 +44,12 @@ def task_rank_intervals(benchmark_id: int) -> int:
     if benchmark is None:
         return -1
     return intervals.compute_rank_intervals(benchmark)
+
+
+def task_write_board_json(benchmark_id: int) -> int:
+    """The board rows' API JSON, queued by every recompute (issue 16). Returns the number of
+    rows written: 0 when they already have it, -1 if the benchmark vanished."""
+    benchmark = Benchmark.objects.filter(pk=benchmark_id).first()
+    if benchmark is None:
+        return -1
+    return board_json.write_board_json(benchmark)
