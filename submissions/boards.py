@@ -11,6 +11,7 @@ from dataclasses import replace
 from datetime import datetime
 from functools import partial
 from itertools import chain, repeat
+from operator import itemgetter
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -28,7 +29,7 @@ from benchmark.scoring.ranking import (
     rank_table,
     value_ranks,
 )
-from core.bulk import COPY_BLOCK_ROWS, insert_rows
+from core.bulk import insert_rows
 
 from .enums import STATES_JUDGE_PENDING, BoardKind
 from .hooks import add_board_listener as add_board_listener  # the name callers know
@@ -98,6 +99,9 @@ def recompute_board(benchmark: Benchmark) -> QuerySet[BoardEntry]:
                 judge_metrics=judge_metrics,
                 computed_at=now,
             )
+            # In the order of the position indexes: each insert then lands beside the one
+            # before rather than anywhere in them.
+            rows = sorted(rows, key=itemgetter(_ROW_FIELDS.index("overall_position")))
             insert_rows(BoardEntry, _ROW_FIELDS, rows, as_is=_ROW_AS_IS)
             BoardTotals.objects.bulk_create(_board_totals(benchmark, boards, intervals, now))
             # The rank intervals need every row's replicates: seconds for a large board, so
@@ -238,80 +242,53 @@ def _board_rows(
     judge_metrics: list[str],
     computed_at: datetime,
 ) -> Iterator[tuple[Any, ...]]:
-    """The rows to insert, one tuple per candidate in `_ROW_FIELDS`' order, in the order of
-    the position indexes (by `overall_position`: each insert then lands beside the one
-    before rather than anywhere in them). Built lazily, `COPY_BLOCK_ROWS` rows at a time,
-    so each block is built while the database loads the one before (`insert_rows` reads
-    the rows as it writes them), and column by column within a block (one comprehension per
-    field, zipped into rows: a loop building each row's 22 values cost three times as
-    much). JSON that `recompute_board` copies unchanged (the values when cleaning changed
-    nothing, the intervals without a rating, the model facts) keeps the database's own
-    text; the rest is `json.dumps`' text, the rank dictionaries through one format string
-    per block."""
+    """The rows to insert, one tuple per candidate in `_ROW_FIELDS`' order, built column by
+    column (one comprehension per field, zipped into rows: a loop building each row's 22
+    values cost three times as much). JSON that `recompute_board` copies unchanged (the
+    values when cleaning changed nothing, the intervals without a rating, the model facts)
+    keeps the database's own text; the rest is `json.dumps`' text, the rank dictionaries
+    through one format string per board."""
     count = len(candidates)
-    position, overall = _positions(places.rank, boards, [row.submission_id for row in candidates])
-    order = np.argsort(np.array(overall, dtype=np.int64)).tolist()
-
-    def take(values: list[Any]) -> list[Any]:
-        return [values[index] for index in order]
-
+    rated = [ratings.get(row.submission_id, {}) for row in candidates]
     highlights = places.highlights
-    candidates, shown, boards, intervals = map(take, (candidates, shown, boards, intervals))
-    marks = take([highlights.get(index) for index in range(count)])
-    rank, mean_rank, wins, rank_sum, normalized_sum, position, overall = map(
-        take,
-        (places.rank, places.mean_rank, places.wins, places.rank_sum, places.normalized_sum,
-         position, overall),
-    )  # fmt: skip
-    metric_ranks = [take(found) for found in places.metric_ranks]
-    category_ranks = [take(found) for found in places.category_ranks.values()]
+    judged_over = [
+        _judged_over(row, seen.stored, judge_metrics)
+        for row, seen in zip(candidates, shown, strict=True)
+    ]
     metric_keys = [metric.key for metric in metrics]
     category_keys = list(places.category_ranks)
-    computed_text = _database_datetime(computed_at)
-    for start in range(0, count, COPY_BLOCK_ROWS):
-        block = slice(start, start + COPY_BLOCK_ROWS)
-        rows, seen_rows = candidates[block], shown[block]
-        size = len(rows)
-        rated = [ratings.get(row.submission_id, {}) for row in rows]
-        judged_over = [
-            _judged_over(row, seen.stored, judge_metrics)
-            for row, seen in zip(rows, seen_rows, strict=True)
-        ]
-        columns: list[list[Any]] = [
-            [benchmark.pk] * size,
-            [row.submission_id for row in rows],
-            [row.run_id for row in rows],
-            boards[block],
-            rank[block],
-            mean_rank[block],
-            wins[block],
-            [
-                json.dumps(seen.values) if seen.changed else row.metrics_json
-                for row, seen in zip(rows, seen_rows, strict=True)
-            ],
-            [json.dumps(found) if found else "{}" for found in marks[block]],
-            [row.status in STATES_JUDGE_PENDING for row in rows],
-            [json.dumps(found) if found else "{}" for found in judged_over],
-            intervals[block],
-            [row.listed_at_text for row in rows],
-            [computed_text] * size,
-            [row.model_name.casefold() for row in rows],
-            [row.team.casefold() for row in rows],
-            _rank_dictionaries(category_keys, [found[block] for found in category_ranks], size),
-            [
-                json.dumps({key: rating.battles for key, rating in found.items()})
-                if found
-                else "{}"
-                for found in rated
-            ],
-            [_facts_text(row.facts_json) for row in rows],
-            _rank_dictionaries(metric_keys, [found[block] for found in metric_ranks], size),
-            rank_sum[block],
-            normalized_sum[block],
-            position[block],
-            overall[block],
-        ]
-        yield from zip(*columns, strict=True)
+    columns: list[list[Any]] = [
+        [benchmark.pk] * count,
+        [row.submission_id for row in candidates],
+        [row.run_id for row in candidates],
+        boards,
+        places.rank,
+        places.mean_rank,
+        places.wins,
+        [
+            json.dumps(seen.values) if seen.changed else row.metrics_json
+            for row, seen in zip(candidates, shown, strict=True)
+        ],
+        [json.dumps(highlights[index]) if index in highlights else "{}" for index in range(count)],
+        [row.status in STATES_JUDGE_PENDING for row in candidates],
+        [json.dumps(found) if found else "{}" for found in judged_over],
+        intervals,
+        [row.listed_at_text for row in candidates],
+        [_database_datetime(computed_at)] * count,
+        [row.model_name.casefold() for row in candidates],
+        [row.team.casefold() for row in candidates],
+        _rank_dictionaries(category_keys, list(places.category_ranks.values()), count),
+        [
+            json.dumps({key: rating.battles for key, rating in found.items()}) if found else "{}"
+            for found in rated
+        ],
+        [_facts_text(row.facts_json) for row in candidates],
+        _rank_dictionaries(metric_keys, places.metric_ranks, count),
+        places.rank_sum,
+        places.normalized_sum,
+        *_positions(places.rank, boards, [row.submission_id for row in candidates]),
+    ]
+    return zip(*columns, strict=True)
 
 
 def _positions(
