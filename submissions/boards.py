@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 from datetime import datetime
 from functools import partial
+from itertools import chain, repeat
 from operator import itemgetter
 from typing import Any, NamedTuple
 
@@ -78,13 +79,11 @@ def recompute_board(benchmark: Benchmark) -> QuerySet[BoardEntry]:
         # One decoding of every run's metrics (a JSON array of them): a call per row cost
         # a fifth more.
         stored = json.loads("[" + ",".join(row.metrics_json for row in candidates) + "]")
-        shown = [
-            _overlaid(metrics_of, ratings.get(row.submission_id, {}), metrics)
-            for row, metrics_of in zip(candidates, stored, strict=True)
-        ]
-        places = _placed(benchmark, metrics, categories, candidates, [row.values for row in shown])
+        shown, values = _shown_values(stored, candidates, ratings, metrics)
+        places = _placed(benchmark, metrics, categories, candidates, values)
         intervals = [_intervals_text(row, ratings.get(row.submission_id, {})) for row in candidates]
-        boards = [_board_of(row) for row in candidates]
+        official, community = BoardKind.OFFICIAL.value, BoardKind.COMMUNITY.value
+        boards = [official if row.verified else community for row in candidates]  # Submission.board
         now = timezone.now()
         BoardEntry.objects.filter(benchmark=benchmark).delete()
         BoardTotals.objects.filter(benchmark=benchmark).delete()
@@ -141,20 +140,17 @@ def _placed(
     metrics: list[Metric],
     categories: list[Category],
     candidates: list[BoardCandidate],
-    shown: list[dict[str, float | None]],
+    values: np.ndarray,
 ) -> BoardPlaces:
     """Rank the candidates as `rank_entries` ranks `ranking_entry` rows (the same values,
     names, keys, policy and groups), through `rank_table` on one matrix of the values, so no
     `Entry` or `RankedEntry` is built per row: each scope group (the union of both boards,
     or each board) ranked on every metric and on each category's, the name tiebreak computed
-    once per group; the highlights are each board's "dense" ranks (`value_ranks`)."""
+    once per group; the highlights are each board's "dense" ranks (`value_ranks`). `values`
+    is what `ranking_entry` passes to the ranking, one row per metric (`_shown_values`)."""
     count = len(candidates)
     keys = [metric.key for metric in metrics]
     index_of = {key: position for position, key in enumerate(keys)}
-    # What `ranking_entry` passes to the ranking: the shown values, None (NaN) where absent.
-    values = np.array([[row.get(key) for row in shown] for key in keys], dtype=float)
-    if count == 0:
-        values = values.reshape(len(keys), 0)
     names = [row.model_name for row in candidates]
     ids = [row.submission_id for row in candidates]
     official = np.array([row.verified for row in candidates], dtype=bool)
@@ -325,11 +321,6 @@ def _rank_dictionaries(keys: list[str], ranks: list[Any], count: int) -> list[st
     return [text % row for row in zip(*ranks, strict=True)]
 
 
-def _board_of(row: BoardCandidate) -> str:
-    """Official once verified, else Community (`Submission.board`)."""
-    return BoardKind.OFFICIAL.value if row.verified else BoardKind.COMMUNITY.value
-
-
 def _intervals_text(row: BoardCandidate, rated: dict[str, CategoryRating]) -> str:
     """The row's intervals as JSON text: its run's as `RunReplicates` stored them (`{}`
     without), with a rating's 95% interval as the interval of its metric, in the
@@ -395,6 +386,43 @@ def _category_ratings(
     for rating in CategoryRating.objects.filter(benchmark=benchmark, category__in=list(metric_of)):
         found.setdefault(rating.submission_id, {})[metric_of[rating.category]] = rating
     return found
+
+
+def _shown_values(
+    stored: list[dict[str, Any]],
+    candidates: list[BoardCandidate],
+    ratings: dict[int, dict[str, CategoryRating]],
+    metrics: list[Metric],
+) -> tuple[list[Shown], np.ndarray]:
+    """Each candidate's `Shown` (`_overlaid`) and the matrix of the shown values the ranking
+    takes (one row per metric in the metrics' order, a column per candidate, NaN where a
+    value is absent). The usual board is checked and laid out in bulk, with no call or
+    lookup per row: when no metric is a rating, every stored value is a finite float or
+    None (so cleaning changes nothing) and every run stored the same keys in the same order,
+    the values come from one array of all of them. Otherwise row by row, as `_overlaid`."""
+    keys = [metric.key for metric in metrics]
+    count = len(stored)
+    if count and not any(metric.is_rating for metric in metrics):
+        flat = list(chain.from_iterable(map(dict.values, stored)))
+        layouts = set(map(tuple, stored))
+        if len(layouts) == 1 and set(map(type, flat)) <= {float, type(None)}:
+            array = np.array(flat, dtype=float)  # None is NaN
+            # A float that is not finite (none in JSON the database wrote) is cleaned to None.
+            if np.count_nonzero(~np.isfinite(array)) == flat.count(None):
+                (layout,) = layouts
+                table = array.reshape(count, len(layout))
+                column = {key: position for position, key in enumerate(layout)}
+                values = np.full((len(keys), count), np.nan)
+                for row, key in enumerate(keys):
+                    if key in column:
+                        values[row] = table[:, column[key]]
+                return list(map(Shown, stored, stored, repeat(False))), values
+    shown = [
+        _overlaid(metrics_of, ratings.get(row.submission_id, {}), metrics)
+        for row, metrics_of in zip(candidates, stored, strict=True)
+    ]
+    values = np.array([[row.values.get(key) for row in shown] for key in keys], dtype=float)
+    return shown, values.reshape(len(keys), count)
 
 
 class Shown(NamedTuple):

@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from benchmark.models import Benchmark
 from benchmark.services import ensure_plugin_benchmark
-from submissions import services
+from submissions import boards, services
 from submissions.enums import EvaluationStatus, SubmissionSource, VerificationStatus
 from submissions.models import BoardEntry, BoardTotals, Evaluation, RunReplicates, Submission
 from submissions.selectors import BoardFilter, BoardSort, board_entries, board_ordering, board_page
@@ -53,8 +53,13 @@ POLICIES = {
 }
 
 
-def random_board(benchmark, seed: int, count: int = 60) -> None:
-    """`count` published entries (and an evaluate-only one) drawn with `seed`."""
+# Values every board shows as stored (finite floats, missing ones): the bulk path.
+CLEAN_DRAWS = [None, 0.1, 0.2, 0.25, 0.5, 0.5, 0.5004, 0.4996, 0.0025, 0.0035, 0.0, 0.9]
+
+
+def random_board(benchmark, seed: int, count: int = 60, draws: list = DRAWS) -> None:
+    """`count` published entries (and an evaluate-only one) drawn with `seed`, their values
+    from `draws`."""
     draw = random.Random(seed)
     keys = list(benchmark.metrics.values_list("key", flat=True))
     judge = list(benchmark.metrics.filter(is_judge_metric=True).values_list("key", flat=True))
@@ -78,7 +83,7 @@ def random_board(benchmark, seed: int, count: int = 60) -> None:
         status = draw.choice(
             [EvaluationStatus.COMPLETE, EvaluationStatus.SCORED, EvaluationStatus.JUDGING]
         )
-        metrics = {key: draw.choice(DRAWS) for key in keys}
+        metrics = {key: draw.choice(draws) for key in keys}
         if status != EvaluationStatus.COMPLETE:
             metrics.update(dict.fromkeys(judge))
         counts = {
@@ -119,7 +124,7 @@ def random_board(benchmark, seed: int, count: int = 60) -> None:
             twin = EvaluationFactory(
                 submission=submission,
                 status=EvaluationStatus.COMPLETE,
-                metrics={key: draw.choice(DRAWS) for key in keys},
+                metrics={key: draw.choice(draws) for key in keys},
             )
             Evaluation.objects.filter(pk__in=[run.pk, twin.pk]).update(created_at=now)
 
@@ -141,6 +146,22 @@ def test_a_recompute_stores_what_the_reference_computes(policy, seed):
     before = stored_rows(benchmark)
     services.recompute_board(benchmark)
     assert stored_rows(benchmark) == before
+
+
+@pytest.mark.parametrize("policy", POLICIES.values(), ids=POLICIES.keys())
+def test_a_board_of_clean_values_is_laid_out_in_bulk_as_the_reference_ranks_it(policy, monkeypatch):
+    benchmark = ensure_plugin_benchmark("medvidbench")
+    Benchmark.objects.filter(pk=benchmark.pk).update(**policy)
+    benchmark.refresh_from_db()
+    random_board(benchmark, 3, draws=CLEAN_DRAWS)
+
+    def cleaned_row_by_row(*args):
+        raise AssertionError("a clean board is not cleaned row by row")
+
+    monkeypatch.setattr(boards, "_overlaid", cleaned_row_by_row)
+    services.recompute_board(benchmark)
+
+    assert stored_rows(benchmark) == reference_rows(benchmark)
 
 
 def board_totals(benchmark):
