@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 
 from .contributions import Contributions
 from .ground_truth import TestSet
@@ -65,23 +64,15 @@ def evaluate_with_contributions(
         Task.SKILL_ASSESSMENT: score_skill_assessment,
         Task.CVS_ASSESSMENT: score_cvs_assessment,
     }
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="podium-nap") as beside:
-        # NAP_acc's embeddings are matrix products that release the GIL, and the other
-        # metrics are Python: on a second core they overlap. Each metric is a function of its
-        # own samples alone, so where it runs changes no bit of any value.
-        next_action = None
-        if Task.NEXT_ACTION in by_task:
-            next_action = beside.submit(
-                score_next_action,
-                by_task[Task.NEXT_ACTION],
-                labels or load_action_labels(),
-                nearest_class or _default_nearest_class,
-            )
-        for task, scorer in scorers.items():
-            if task in by_task:
-                outcomes[task] = scorer(by_task[task])
-        if next_action is not None:
-            outcomes[Task.NEXT_ACTION] = next_action.result()
+    for task, scorer in scorers.items():
+        if task in by_task:
+            outcomes[task] = scorer(by_task[task])
+    if Task.NEXT_ACTION in by_task:
+        outcomes[Task.NEXT_ACTION] = score_next_action(
+            by_task[Task.NEXT_ACTION],
+            labels or load_action_labels(),
+            nearest_class or _default_nearest_class,
+        )
     for task in (Task.VIDEO_SUMMARY, Task.REGION_CAPTION):
         if task in by_task:
             # Judged later (step 2); here an answer "parses" when it is not empty.

@@ -1,7 +1,6 @@
 """End to end over a small mixed test set: loaders, the seven metrics, the result object."""
 
 import json
-import threading
 
 import pytest
 
@@ -150,28 +149,6 @@ def test_a_result_read_back_from_a_store_that_reorders_keys_keeps_its_metric_ord
 
 
 NOT_A_LABEL = [*PERFECT[:3], "tie a knot", *PERFECT[4:]]
-
-
-def test_next_action_is_scored_beside_the_other_metrics_with_the_same_result(test_set):
-    threads = []
-
-    def nearest(pairs):
-        threads.append(threading.current_thread().name)
-        return [0] * len(pairs)
-
-    result = evaluate(
-        test_set, load_predictions(rows_for(test_set, NOT_A_LABEL), test_set), nearest_class=nearest
-    )
-    assert len(threads) == 1
-    assert threads[0].startswith("podium-nap")
-    # NAP_acc alone (a test set of its one sample) gives the same value and counts.
-    alone = make_test_set(gt_record("next_action", "tying"))
-    by_itself = evaluate(
-        alone, load_predictions(rows_for(alone, ["tie a knot"]), alone), nearest_class=nearest
-    )
-    assert result.metrics["NAP_acc"] == by_itself.metrics["NAP_acc"]
-    assert result.counts["NAP_acc"] == by_itself.counts["NAP_acc"]
-    assert result.per_dataset["NAP_acc"] == by_itself.per_dataset["NAP_acc"]
 
 
 def test_an_error_in_the_next_action_metric_reaches_the_caller(test_set):
