@@ -52,6 +52,7 @@ from urllib.parse import urlsplit, urlunsplit
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from pg_databases import create_database, drop_database  # noqa: E402
 from timing import report  # noqa: E402  (bench/ is the script folder, first on sys.path)
 
 # Above this many entries `--intervals` defaults to `stored` (see the docstring).
@@ -85,21 +86,17 @@ def throwaway_database(server_url: str | None) -> Iterator[str | None]:
     if not server_url:
         yield None
         return
-    import psycopg
-
     parts = urlsplit(server_url)
     name = f"{parts.path.lstrip('/') or 'podium'}_bench_{os.getpid()}"
-    maintenance = urlunsplit(parts._replace(scheme="postgresql", path="/postgres"))
-    with psycopg.connect(maintenance, autocommit=True) as connection:
-        connection.execute(f'CREATE DATABASE "{name}"')
+    url = urlunsplit(parts._replace(path=f"/{name}"))
+    create_database(url)
     try:
-        yield urlunsplit(parts._replace(path=f"/{name}"))
+        yield url
     finally:
         from django.db import connections
 
         connections.close_all()
-        with psycopg.connect(maintenance, autocommit=True) as connection:
-            connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        drop_database(url)
 
 
 def build_board(entries: int, seed: int):

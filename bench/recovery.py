@@ -34,39 +34,17 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from pg_databases import create_database, drop_database  # noqa: E402  (bench/ is first on sys.path)
 
 from tests.processes import stop_process_group  # noqa: E402
 
 SETTINGS = "config.settings.dev"  # base.py's timings; no test overrides
 MODES = ("worker", "cluster", "remote")
 DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/podium_bench_recovery"
-
-
-def ensure_database(url: str) -> bool:
-    """Create the database if it is missing; True if this call created it."""
-    import psycopg
-
-    parts = urlsplit(url)
-    name = parts.path.lstrip("/")
-    admin = urlunsplit(parts._replace(path="/postgres"))
-    with psycopg.connect(admin, autocommit=True) as conn:
-        if conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone():
-            return False
-        conn.execute(f'CREATE DATABASE "{name}"')
-    return True
-
-
-def drop_database(url: str) -> None:
-    import psycopg
-
-    parts = urlsplit(url)
-    admin = urlunsplit(parts._replace(path="/postgres"))
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{parts.path.lstrip("/")}" WITH (FORCE)')
 
 
 def environment(folder: Path, database_url: str) -> dict[str, str]:
@@ -131,7 +109,7 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="do not drop a database created here")
     args = parser.parse_args()
 
-    created = ensure_database(args.database_url)
+    created = create_database(args.database_url, if_missing=True)
     try:
         with tempfile.TemporaryDirectory(prefix="podium-bench-recovery-") as tmp:
             run(args, environment(Path(tmp), args.database_url), Path(tmp))

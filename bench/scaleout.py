@@ -38,35 +38,13 @@ import time
 import uuid
 from contextlib import ExitStack
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from pg_databases import create_database, drop_database  # noqa: E402  (bench/ is first on sys.path)
+
 DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/podium_bench_scaleout"
-
-
-def ensure_database(url: str) -> bool:
-    """Create the database if it is missing; True if this call created it."""
-    import psycopg
-
-    parts = urlsplit(url)
-    admin = urlunsplit(parts._replace(path="/postgres"))
-    with psycopg.connect(admin, autocommit=True) as conn:
-        name = parts.path.lstrip("/")
-        if conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone():
-            return False
-        conn.execute(f'CREATE DATABASE "{name}"')
-    return True
-
-
-def drop_database(url: str) -> None:
-    import psycopg
-
-    parts = urlsplit(url)
-    admin = urlunsplit(parts._replace(path="/postgres"))
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{parts.path.lstrip("/")}" WITH (FORCE)')
 
 
 def main() -> None:
@@ -83,7 +61,7 @@ def main() -> None:
     if args.files % args.users:
         parser.error("--files must be a multiple of --users")
 
-    created = ensure_database(args.database_url)
+    created = create_database(args.database_url, if_missing=True)
     try:
         with tempfile.TemporaryDirectory(prefix="podium-bench-scaleout-") as folder:
             run(args, Path(folder))
