@@ -30,10 +30,13 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import itertools
 import json
 import math
+import os
 import threading
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Self
 
@@ -187,9 +190,11 @@ class SentenceEncoder:
         num_heads: int = 12,
         layer_norm_eps: float = 1e-12,
         max_seq_length: int = 256,
-        batch_size: int = 32,
+        batch_size: int = 256,
         max_batch_tokens: int = 4096,
         blas_threads: int | None = 1,
+        threads: int | None = None,
+        memo_size: int = SEQUENCE_MEMO_SIZE,
     ) -> None:
         """Take already-loaded weights (BertModel names, no ``bert.`` prefix) and a tokenizer.
 
@@ -203,6 +208,15 @@ class SentenceEncoder:
         2-core machine under load, one 256-token text took 0.5-3.4 s with 2 threads and 0.16 s
         with 1. The cap is process-wide while encode() runs (OpenBLAS has no per-thread
         setting) and needs the optional threadpoolctl package; without it, it is a no-op.
+
+        ``threads`` is how many threads share a dense layer's GEMMs (each one BLAS call on
+        whole blocks, so which thread runs a block changes no bit); None: two if this
+        process may run on two CPUs or more, else one. Python threads, not BLAS's: they
+        wait on a lock, not spinning, and a busy core only delays its half.
+
+        ``memo_size`` is how many answers' rows encode() keeps by token sequence
+        (label_store.AnswerMemo); 0 computes every answer afresh, as the tests of
+        determinism need.
         """
         if batch_size < 1 or max_batch_tokens < max_seq_length:
             raise ValueError("batch_size must be >= 1 and max_batch_tokens >= max_seq_length")
@@ -210,6 +224,13 @@ class SentenceEncoder:
         self.batch_size = batch_size
         self.max_batch_tokens = max_batch_tokens
         self.blas_threads = blas_threads
+        if threads is None:
+            threads = min(
+                2, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
+            )
+        if threads < 1:
+            raise ValueError("threads must be >= 1")
+        self._pool = ThreadPoolExecutor(threads - 1, "minilm-dense") if threads > 1 else None
         self._blas = (
             ThreadpoolController() if blas_threads is not None and ThreadpoolController else None
         )
@@ -229,10 +250,12 @@ class SentenceEncoder:
         self._layers = [_Layer(weights, f"encoder.layer.{i}.") for i in range(n_layers)]
         self._candidate_cache: dict[tuple[str, ...], np.ndarray] = {}
         # Answers' rows by token sequence, in memory (label_store.AnswerMemo).
-        self._answers = AnswerMemo(SEQUENCE_MEMO_SIZE)
+        self._answers = AnswerMemo(memo_size)
         self._cache_lock = threading.Lock()
         # Candidate lists' embeddings on disk (label_store.py); set by from_directory.
         self._label_store: LabelStore | None = None
+        # Rows per sequence are a multiple of it in the dense layers (row_alignment).
+        self._alignment: int | None = None
         self.dim = int(self._word.shape[1])
         if self.dim % num_heads:
             raise ValueError(f"hidden size {self.dim} is not divisible by {num_heads} heads")
@@ -360,19 +383,27 @@ class SentenceEncoder:
             return self._encode_sequences(sequences)
 
     def _encode_sequences(self, sequences: Sequence[tuple[int, ...]]) -> np.ndarray:
-        """Embed distinct token sequences, grouped by exact length (so nothing is padded)."""
-        by_length: dict[int, list[int]] = {}
-        for i, sequence in enumerate(sequences):
-            by_length.setdefault(len(sequence), []).append(i)
+        """Embed distinct token sequences, in chunks of sequences ordered by length.
+
+        How sequences are chunked is a memory/speed choice only: no row's arithmetic depends on
+        the other rows of its chunk (see _forward).
+        """
+        if self._alignment is None:  # measured under the BLAS thread cap encode() runs with
+            self._alignment = row_alignment(self._layers[0], self._pool)
+        align = self._alignment
+        order = sorted(range(len(sequences)), key=lambda i: len(sequences[i]))
         rows = np.empty((len(sequences), self.dim), dtype=_F32)
-        for length, members in by_length.items():
-            # How many sequences share a pass is a memory/speed choice only: no row's
-            # arithmetic depends on the other rows of its pass (see _forward_same_length).
-            per_pass = max(1, min(self.batch_size, self.max_batch_tokens // length))
-            for start in range(0, len(members), per_pass):
-                chunk = members[start : start + per_pass]
-                ids = np.array([sequences[i] for i in chunk], dtype=np.int64)
-                rows[chunk] = self._forward_same_length(ids)
+        chunk: list[int] = []
+        tokens = 0
+        for i in order:
+            length = -(-len(sequences[i]) // align) * align
+            if chunk and (len(chunk) == self.batch_size or tokens + length > self.max_batch_tokens):
+                rows[chunk] = self._forward([sequences[j] for j in chunk], align)
+                chunk, tokens = [], 0
+            chunk.append(i)
+            tokens += length
+        if chunk:
+            rows[chunk] = self._forward([sequences[j] for j in chunk], align)
         return rows
 
     def tokenize(self, texts: Sequence[str]) -> list[list[int]]:
@@ -465,76 +496,150 @@ class SentenceEncoder:
 
     # -- forward pass -------------------------------------------------------------------------
 
-    def _forward_same_length(self, ids: np.ndarray) -> np.ndarray:
-        """Run BERT on n token sequences of one length, mean-pool, normalise: (n, dim) rows.
+    def _forward(self, sequences: Sequence[tuple[int, ...]], align: int) -> np.ndarray:
+        """Run BERT on token sequences ordered by length, mean-pool, normalise: one row each.
 
         Every operation gives a sequence's rows results that depend only on that sequence,
-        never on n or on the sequence's place among the n, so that an embedding cannot change
+        never on the others or on its place among them, so that an embedding cannot change
         with the batch it happens to share (docs/nap-engine.md, "Determinism"):
 
-        - matrix products run one BLAS call per sequence (``_matmul_per_sequence``; attention
-          through numpy's stacked matmul, one GEMM per sequence and head), so the shapes BLAS
-          sees, and with them its kernel choice, blocking and summation order, are fixed by
-          the sequence's length. One GEMM over all n * length rows is faster, but an
-          optimised GEMM may treat a row differently by its position (edge tiles, small-matrix
-          paths, thread split): measured, it gave "Tying" and "tying" different bits;
-        - nothing is padded, so no sequence's attention or pooling runs over another's length;
+        - the dense layers see the sequences' token rows stacked, each sequence starting at a
+          multiple of ``align`` rows (zero rows fill the gaps), cut into blocks of exactly
+          ``ROW_BLOCK`` rows: every GEMM has the one shape (ROW_BLOCK, k) @ (k, m), so BLAS's
+          kernel, blocking and thread split are the same for every call, and within a call a
+          row's bits depend on its offset modulo ``align`` alone (measured for this BLAS by
+          :func:`row_alignment`), which is its index in its sequence modulo ``align``.
+          One GEMM over all rows would be no faster, but its shape, and with it edge tiles
+          and small-matrix paths, would change with the batch: measured, it gave "Tying"
+          and "tying" different bits;
+        - attention runs per sequence and head (numpy's stacked matmul, one GEMM each), with
+          shapes and strides fixed by the sequence's length; no sequence's attention or
+          pooling reads another's rows;
         - the rest is elementwise (IEEE-exact, or numpy's exp, which is the same code for every
           element of a contiguous array) or reduces along a row of fixed length (numpy's
           pairwise sum, whose order depends only on the row length).
         """
-        n, length = ids.shape
         dim, heads = self.dim, self._num_heads
         head_dim = dim // heads
         scale = _F32(1.0 / math.sqrt(head_dim))
+        # (first row, sequences, length, rows per sequence) for each run of one length.
+        groups: list[tuple[int, int, int, int]] = []
+        first = 0
+        for length, run in itertools.groupby(len(sequence) for sequence in sequences):
+            count, stride = len(list(run)), -(-length // align) * align
+            groups.append((first, count, length, stride))
+            first += count * stride
+        padded = -(-first // ROW_BLOCK) * ROW_BLOCK
 
-        h = self._word[ids]  # (n, length, dim), a fresh array; token_type_ids are all 0
-        h += self._pos[:length]
+        h = np.zeros((padded, dim), dtype=_F32)  # token_type_ids are all 0
+        done = 0
+        for first, count, length, stride in groups:
+            ids = np.array(sequences[done : done + count], dtype=np.int64)
+            rows = h[first : first + count * stride].reshape(count, stride, dim)[:, :length]
+            rows[...] = self._word[ids]
+            rows += self._pos[:length]
+            done += count
         h += self._type0
         h = _layer_norm_(h, self._emb_ln_w, self._emb_ln_b, self._eps)
+        ctx = np.zeros((padded, dim), dtype=_F32)
         for layer in self._layers:
-            qkv = _matmul_per_sequence(h, layer.qkv_w)
+            qkv = _dense(h, layer.qkv_w, self._pool)
             qkv += layer.qkv_b
-            qkv = qkv.reshape(n, length, 3, heads, head_dim).transpose(2, 0, 3, 1, 4)
-            q, k, v = qkv[0], qkv[1], qkv[2]  # each (n, heads, length, head_dim)
-            scores = q @ k.transpose(0, 1, 3, 2)  # stacked: one GEMM per (sequence, head)
-            scores *= scale
-            scores -= scores.max(axis=-1, keepdims=True)
-            np.exp(scores, out=scores)
-            scores /= scores.sum(axis=-1, keepdims=True)
-            ctx = np.ascontiguousarray((scores @ v).transpose(0, 2, 1, 3)).reshape(n, length, dim)
-            attn = _matmul_per_sequence(ctx, layer.ao_w)
+            for first, count, length, stride in groups:
+                rows = qkv[first : first + count * stride].reshape(count, stride, 3 * dim)
+                qkv_heads = rows[:, :length].reshape(count, length, 3, heads, head_dim)
+                q, k, v = qkv_heads.transpose(2, 0, 3, 1, 4)  # each (count, heads, length, hd)
+                scores = q @ k.transpose(0, 1, 3, 2)  # stacked: one GEMM per (sequence, head)
+                scores *= scale
+                scores -= scores.max(axis=-1, keepdims=True)
+                np.exp(scores, out=scores)
+                scores /= scores.sum(axis=-1, keepdims=True)
+                context = ctx[first : first + count * stride].reshape(count, stride, dim)
+                context[:, :length] = (scores @ v).transpose(0, 2, 1, 3).reshape(count, length, dim)
+            attn = _dense(ctx, layer.ao_w, self._pool)
             attn += layer.ao_b
             attn += h
             h = _layer_norm_(attn, layer.ln1_w, layer.ln1_b, self._eps)
-            inter = _matmul_per_sequence(h, layer.in_w)
+            inter = _dense(h, layer.in_w, self._pool)
             inter += layer.in_b
             ffn = gelu(inter)
             del inter
-            ffn = _matmul_per_sequence(ffn, layer.out_w)
+            ffn = _dense(ffn, layer.out_w, self._pool)
             ffn += layer.out_b
             ffn += h
             h = _layer_norm_(ffn, layer.ln2_w, layer.ln2_b, self._eps)
 
         # sentence-transformers Pooling (mean over the attention mask, here all of the
         # sequence's tokens) then Normalize (F.normalize, eps 1e-12).
-        pooled = h.sum(axis=1)
-        pooled /= _F32(length)
+        pooled = np.empty((len(sequences), dim), dtype=_F32)
+        done = 0
+        for first, count, length, stride in groups:
+            rows = h[first : first + count * stride].reshape(count, stride, dim)[:, :length]
+            group = pooled[done : done + count]
+            np.sum(np.ascontiguousarray(rows), axis=1, out=group)
+            group /= _F32(length)
+            done += count
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         return (pooled / np.maximum(norms, _F32(1e-12))).astype(_F32, copy=False)
 
 
-def _matmul_per_sequence(x: np.ndarray, weight: np.ndarray) -> np.ndarray:
-    """(n, length, k) @ (k, m) as n separate GEMMs of shape (length, k) @ (k, m).
+#: Token rows per dense-layer GEMM (_dense). A multiple of the tiles of OpenBLAS's sgemm
+#: kernels (4, 6, 8, 12, 16 rows), so that no block has a partial tile. 48 reaches ~90% of
+#: the speed of one GEMM over all rows on the AVX-512 EPYC machine; larger blocks gain
+#: little and pad a short batch more.
+ROW_BLOCK = 48
 
-    Written out rather than left to numpy's stacked matmul (which loops the same way today)
-    or reshaped into one (n * length, k) GEMM, which is faster but lets a row's result
-    depend on where it sits among the other sequences' rows: see _forward_same_length.
+
+def _dense(x: np.ndarray, weight: np.ndarray, pool: ThreadPoolExecutor | None) -> np.ndarray:
+    """(rows, k) @ (k, m) as GEMMs of exactly ROW_BLOCK rows each (rows is a multiple of it),
+    the later blocks in `pool`'s thread(s) while this one does the first (BLAS releases the
+    GIL). A block's bits do not depend on the thread that computes it.
+
+    Not one (rows, k) GEMM: its shape would vary with the batch, and so could a row's bits
+    (see SentenceEncoder._forward).
     """
-    out = np.empty((*x.shape[:-1], weight.shape[1]), dtype=_F32)
-    for row in range(x.shape[0]):
-        np.matmul(x[row], weight, out=out[row])
+    out = np.empty((x.shape[0], weight.shape[1]), dtype=_F32)
+    blocks = x.shape[0] // ROW_BLOCK
+    workers = 1 + (pool._max_workers if pool is not None else 0)
+
+    def run(first_block: int, last_block: int) -> None:
+        for row in range(first_block * ROW_BLOCK, last_block * ROW_BLOCK, ROW_BLOCK):
+            np.matmul(x[row : row + ROW_BLOCK], weight, out=out[row : row + ROW_BLOCK])
+
+    shares = min(workers, blocks)
+    bounds = [blocks * part // shares for part in range(shares + 1)]
+    others = [pool.submit(run, a, b) for a, b in itertools.pairwise(bounds[1:])] if pool else []
+    run(bounds[0], bounds[1])
+    for other in others:
+        other.result()
     return out
+
+
+def row_alignment(layer: _Layer, pool: ThreadPoolExecutor | None = None) -> int:
+    """The smallest a dividing ROW_BLOCK such that, in _dense's GEMMs, a row's bits depend on
+    its offset in the block modulo a alone; ROW_BLOCK if there is none.
+
+    Measured, not assumed: an optimised sgemm kernel computes its tile's rows with more
+    than one instruction order (OpenBLAS's Haswell kernels: offsets 0-5 and 6-11 of every
+    12 differ; its SkylakeX and Sandybridge kernels: every offset alike, a = 1). A block of
+    one repeated row shows it, since a GEMM never mixes one row's data into another's
+    result: the classes of offsets whose results are the same bits are the kernel's. Each
+    dense layer's shape is probed with two rows; the answer is their least common multiple.
+    A few microseconds, once per encoder.
+    """
+    alignment = 1
+    for seed, weight in itertools.product(
+        (1, 2), (layer.qkv_w, layer.ao_w, layer.in_w, layer.out_w)
+    ):
+        row = np.random.default_rng(seed).standard_normal(weight.shape[0]).astype(_F32)
+        results = [out.tobytes() for out in _dense(np.tile(row, (ROW_BLOCK, 1)), weight, pool)]
+        period = next(
+            a
+            for a in range(1, ROW_BLOCK + 1)
+            if ROW_BLOCK % a == 0 and all(results[o] == results[o % a] for o in range(ROW_BLOCK))
+        )
+        alignment = math.lcm(alignment, period)
+    return alignment if ROW_BLOCK % alignment == 0 else ROW_BLOCK
 
 
 # Query rows per block in cosine_scores: bounds the float64 product buffer to ~16 MB.

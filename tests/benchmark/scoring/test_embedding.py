@@ -15,6 +15,9 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -28,6 +31,7 @@ from plugins.medvidbench.scoring.embedding import (
     cosine_scores,
     default_encoder,
     gelu,
+    row_alignment,
 )
 
 pytestmark = pytest.mark.unit
@@ -42,7 +46,10 @@ LONG = max(TEXTS, key=len)
 
 @pytest.fixture(scope="module")
 def encoder() -> SentenceEncoder:
-    return default_encoder()
+    """An encoder that computes every text afresh: with answers remembered (the default
+    encoder's memo and label store), a text's second embedding would be read, not computed,
+    and a test of determinism could not fail."""
+    return SentenceEncoder.from_package(memo_size=0)
 
 
 @pytest.fixture(scope="module")
@@ -104,7 +111,7 @@ def test_batch_and_single_are_bit_identical(encoder: SentenceEncoder, batch_embe
 
 
 def test_batch_composition_and_order_do_not_change_a_bit(batch_embeddings: np.ndarray):
-    small_batches = SentenceEncoder.from_package(batch_size=3)
+    small_batches = SentenceEncoder.from_package(batch_size=3, memo_size=0)
     order = np.random.default_rng(0).permutation(len(TEXTS))
     shuffled = small_batches.encode([TEXTS[i] for i in order])
     np.testing.assert_array_equal(shuffled, batch_embeddings[order])
@@ -129,7 +136,9 @@ def test_a_text_gets_the_same_bits_in_every_batch(batch_size: int, max_batch_tok
     rows that differed from its embedding alone in 547 of these 575 batches (OpenBLAS
     Haswell kernels) and made test_ties_go_to_the_first_candidate fail (Sandybridge).
     """
-    encoder = SentenceEncoder.from_package(batch_size=batch_size, max_batch_tokens=max_batch_tokens)
+    encoder = SentenceEncoder.from_package(
+        batch_size=batch_size, max_batch_tokens=max_batch_tokens, memo_size=0
+    )
     alone = encoder.encode(["tying"])[0]
     for size in range(len(NEIGHBOURS) + 1):
         for neighbours in itertools.combinations(NEIGHBOURS, size):
@@ -186,8 +195,100 @@ def test_cosine_scores_depend_only_on_the_two_rows(batch_embeddings: np.ndarray)
     np.testing.assert_allclose(full, rows.astype(np.float64) @ rows.T.astype(np.float64))
 
 
+def test_threads_change_no_bit(batch_embeddings: np.ndarray):
+    one, three = (SentenceEncoder.from_package(threads=threads, memo_size=0) for threads in (1, 3))
+    texts = [*TEXTS, *NEIGHBOURS]
+    np.testing.assert_array_equal(one.encode(texts), three.encode(texts))
+    np.testing.assert_array_equal(one.encode(TEXTS), batch_embeddings)
+    with pytest.raises(ValueError, match="threads"):
+        SentenceEncoder.from_package(threads=0)
+
+
+def test_a_row_s_bits_depend_on_its_offset_modulo_the_alignment_only(encoder: SentenceEncoder):
+    """row_alignment probes a block of one repeated row; here the rows around are random and
+    the row sits at every offset: its bits are those at its offset modulo the alignment."""
+    layer = encoder._layers[0]
+    alignment = row_alignment(layer)
+    assert embedding.ROW_BLOCK % alignment == 0
+    rng = np.random.default_rng(7)
+    for weight in (layer.qkv_w, layer.ao_w, layer.in_w, layer.out_w):
+        row = rng.standard_normal(weight.shape[0]).astype(np.float32)
+        seen: dict[int, bytes] = {}
+        for offset in range(embedding.ROW_BLOCK):
+            block = rng.standard_normal((embedding.ROW_BLOCK, weight.shape[0])).astype(np.float32)
+            block[offset] = row
+            bits = embedding._dense(block, weight, None)[offset].tobytes()
+            assert seen.setdefault(offset % alignment, bits) == bits, (weight.shape, offset)
+
+
+def test_a_sequence_at_every_start_and_across_blocks_keeps_its_bits(encoder: SentenceEncoder):
+    """Shorter texts go first (sequences run shortest first), so n one-word texts (3 tokens),
+    with "" (2) or "a b" (4) or neither, start the target at every row of a block and
+    across block borders (the block is 48 rows)."""
+    target = "the surgeon will now tie the knot"
+    assert len(encoder.tokenize([target])[0]) == 9
+    alone = encoder.encode([target])[0].tobytes()
+    words = [*"abcdefghijklmnopqrstuvwxyz", *"0123456789"]  # one token each
+    assert {len(ids) for ids in encoder.tokenize(words)} == {3}
+    starts = set()
+    for count in range(0, len(words) + 1, 3):
+        for extra, tokens in (([], 0), ([""], 2), (["a b"], 4)):
+            texts = [*extra, *words[:count], target]
+            assert encoder.encode(texts)[-1].tobytes() == alone, (count, extra)
+            starts.add(3 * count + tokens)
+    assert {start % 12 for start in starts} == set(range(12))
+    assert max(starts) > 2 * 48
+    rows = encoder.encode(["", *words, LONG])  # the 256-token text across six blocks
+    assert rows[-1].tobytes() == encoder.encode([LONG])[0].tobytes()
+
+
+# OpenBLAS kernels that the CPU can run, by the flags they need (its DYNAMIC_ARCH builds, as
+# numpy's wheels, take OPENBLAS_CORETYPE; another build ignores it and the check still holds).
+KERNELS = {"Nehalem": "sse4_2", "Sandybridge": "avx", "Haswell": "avx2", "SkylakeX": "avx512f"}
+_CPU_FLAGS = set()
+if os.path.exists("/proc/cpuinfo"):
+    with open("/proc/cpuinfo", encoding="utf-8") as cpuinfo:
+        _CPU_FLAGS = {flag for line in cpuinfo if line.startswith("flags") for flag in line.split()}
+
+BATCH_CHECK = """
+import json, sys
+import numpy as np
+from plugins.medvidbench.scoring.embedding import SentenceEncoder
+texts = [row["text"] for row in json.load(open(sys.argv[2], encoding="utf-8"))["texts"]]
+texts += ["cutting", "x", "tying", "Tying", "suturing the wound", "a b c d e f g"]
+encoder = SentenceEncoder.from_package(threads=int(sys.argv[1]), memo_size=0)
+alone = np.stack([encoder.encode([text])[0] for text in texts])
+rng = np.random.default_rng(3)
+for batch in range(30):
+    chosen = rng.permutation(len(texts))[: rng.integers(2, len(texts) + 1)]
+    together = encoder.encode([texts[i] for i in chosen])
+    for row, i in zip(together, chosen):
+        assert row.tobytes() == alone[i].tobytes(), (batch, texts[i])
+print(encoder._alignment)
+"""
+
+
+@pytest.mark.parametrize("kernel", [k for k, flag in KERNELS.items() if flag in _CPU_FLAGS])
+def test_every_kernel_of_this_cpu_gives_a_text_the_same_bits_in_every_batch(kernel: str):
+    """The kernels differ in how they treat a tile's rows (Haswell's: two instruction orders
+    per 12 rows), which the encoder measures (row_alignment); each is checked in a process
+    of its own, since OpenBLAS picks its kernel when it loads."""
+    env = {**os.environ, "OPENBLAS_CORETYPE": kernel}
+    for threads in ("1", "2"):
+        done = subprocess.run(
+            [sys.executable, "-c", BATCH_CHECK, threads, str(FIXTURE)],
+            cwd=Path(__file__).resolve().parents[3],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr[-3000:]
+        assert embedding.ROW_BLOCK % int(done.stdout.split()[-1]) == 0
+
+
 def test_blas_thread_cap_does_not_change_results(batch_embeddings: np.ndarray):
-    uncapped = SentenceEncoder.from_package(blas_threads=None)
+    uncapped = SentenceEncoder.from_package(blas_threads=None, memo_size=0)
     np.testing.assert_allclose(uncapped.encode(TEXTS), batch_embeddings, rtol=0, atol=ATOL)
 
 
@@ -273,7 +374,7 @@ def test_default_encoder_is_cached():
 def test_missing_package_names_it(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setattr(embedding.importlib.util, "find_spec", lambda name: None)
     with pytest.raises(ModelFilesNotFound, match=MODEL_PACKAGE):
-        SentenceEncoder.from_package()
+        SentenceEncoder.from_package(memo_size=0)
 
 
 def test_incomplete_model_directory(tmp_path: Path):

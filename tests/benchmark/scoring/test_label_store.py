@@ -24,7 +24,7 @@ QUERIES = ["tie the knot", "cut the suture", "", "clip the duct"]
 @pytest.fixture(scope="module")
 def plain() -> SentenceEncoder:
     """An encoder without a store: what the stored values must equal."""
-    return SentenceEncoder.from_package()
+    return SentenceEncoder.from_package(memo_size=0)
 
 
 def stored_files(folder: Path) -> list[Path]:
@@ -206,11 +206,8 @@ def test_a_misshapen_answer_file_is_ignored_and_rewritten(tmp_path, plain, caplo
     assert np.load(path).tobytes() == row[0].tobytes()
 
 
-def test_the_memo_is_bounded_and_class_lists_never_go_through_it(monkeypatch, plain):
-    from plugins.medvidbench.scoring import embedding
-
-    monkeypatch.setattr(embedding, "SEQUENCE_MEMO_SIZE", 2)
-    encoder = SentenceEncoder.from_package()
+def test_the_memo_is_bounded_and_class_lists_never_go_through_it(plain):
+    encoder = SentenceEncoder.from_package(memo_size=2)
     encoder._candidate_embeddings(AVOS)
     assert len(encoder._answers) == 0
     counts = counting_computations(encoder)
