@@ -6,6 +6,11 @@ import gc
 import os
 import sys
 
+# Commands that read files and touch no model, database or URL: they run without
+# django.setup(), which would import every app's models and run their ready() hooks
+# (core/command_line.py; tests/judging/test_score_startup.py keeps it so).
+COMMANDS_WITHOUT_APPS = {"score": "judging.management.commands.score"}
+
 
 def main() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.dev")
@@ -19,6 +24,11 @@ def main() -> None:
     # not in a reference cycle is still freed and finalised as usual. Registered first, so it
     # runs after every other exit handler (logging's shutdown among them). docs/performance.md.
     atexit.register(gc.freeze)
+    if len(sys.argv) > 1 and sys.argv[1] in COMMANDS_WITHOUT_APPS:
+        from core.command_line import run_without_apps
+
+        run_without_apps(COMMANDS_WITHOUT_APPS[sys.argv[1]], sys.argv)
+        return
     from django.core.management import execute_from_command_line
 
     execute_from_command_line(sys.argv)

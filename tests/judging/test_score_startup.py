@@ -4,8 +4,10 @@ A fresh process runs the command under `python -X importtime`, which names every
 imports; none of those below may be among them. Each was imported before and cost start-up
 time (docs/performance.md): the OpenAI client, DRF's views and serializers with drf-spectacular
 (api.schema, loaded by ApiConfig.ready), every app's admin module (Django's admin
-X
-writers, and the safetensors package (the weights file is read by our own reader).
+autodiscovery at app load), the URLconf and the views they import, the plugins' demo
+writers, and the safetensors package (the weights file is read by our own reader); and since
+the command runs without `django.setup()` (core/command_line.py), no app's models and no
+app's `ready()` (allauth's imports its providers).
 """
 
 import json
@@ -41,6 +43,15 @@ NOT_IMPORTED = (
     "plugins.medsg.demo",
     "plugins.clinicalqa.demo",
     "safetensors",
+    # No app is loaded at all (core/command_line.py): no model, no ready() hook.
+    "django.contrib.auth.models",
+    "django.contrib.admin",
+    "allauth.socialaccount.providers",
+    "accounts.models",
+    "benchmark.models",
+    "submissions.models",
+    "judging.models",
+    "verifying.models",
 )
 # A package counts with everything under it.
 NOT_IMPORTED_PREFIXES = tuple(f"{name}." for name in NOT_IMPORTED)
@@ -82,3 +93,47 @@ def test_the_score_command_imports_nothing_it_does_not_use(tmp_path):
         name for name in imported if name in NOT_IMPORTED or name.startswith(NOT_IMPORTED_PREFIXES)
     )
     assert found == []
+
+
+def test_the_command_runs_the_judge_step_without_the_apps(tmp_path):
+    """The judge options through the same process path: the judge client, its settings and the
+    plugin's judge step need no app either."""
+    from judging.standin import StandinJudge
+    from tests.judging.conftest import CAPTION_PREDICTIONS, caption_ground_truth
+
+    records = caption_ground_truth()
+    ground_truth = tmp_path / "gt.json"
+    ground_truth.write_text(json.dumps(records))
+    predictions = tmp_path / "predictions.json"
+    predictions.write_text(json.dumps(rows_for(make_test_set(*records), CAPTION_PREDICTIONS)))
+    command = [sys.executable, "manage.py", "score", "--ground-truth", str(ground_truth)]
+    command += [str(predictions), "--format", "json", "--judge-model", "standin-judge"]
+    with StandinJudge() as judge:
+        done = subprocess.run(
+            [*command, "--judge-base-url", judge.base_url],
+            cwd=PROJECT_ROOT,
+            capture_output=True,
+            text=True,
+            env={**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings.test"},
+        )
+    assert done.returncode == 0, done.stderr[-3000:]
+    metrics = json.loads(done.stdout)["metrics"]
+    assert all(isinstance(metrics[key], float) for key in ("DVC_llm", "VS_llm", "RC_llm"))
+
+
+def test_the_settings_option_is_read_before_the_settings(tmp_path):
+    records = [gt_record("tal", "0.0-10.0 seconds.", [{"spans": [{"start": 0, "end": 10}]}])]
+    ground_truth = tmp_path / "gt.json"
+    ground_truth.write_text(json.dumps(records))
+    predictions = tmp_path / "predictions.json"
+    predictions.write_text(json.dumps(rows_for(make_test_set(*records), ["0.0-5.0"])))
+    command = [sys.executable, "manage.py", "score", "--ground-truth", str(ground_truth)]
+    command += [str(predictions), "--format", "json"]
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings.no_such_module"}
+    run = {"cwd": PROJECT_ROOT, "capture_output": True, "text": True, "env": env}
+    refused = subprocess.run(command, **run)
+    assert refused.returncode != 0
+    assert "config.settings.no_such_module" in refused.stderr
+    done = subprocess.run([*command, "--settings", "config.settings.test"], **run)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout)["metrics"]["TAG_mIoU@0.3"] == 0.5
