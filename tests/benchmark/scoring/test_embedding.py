@@ -217,7 +217,7 @@ def test_a_row_s_bits_depend_on_its_offset_modulo_the_alignment_only(encoder: Se
         for offset in range(embedding.ROW_BLOCK):
             block = rng.standard_normal((embedding.ROW_BLOCK, weight.shape[0])).astype(np.float32)
             block[offset] = row
-            bits = embedding._dense(block, weight, None)[offset].tobytes()
+            bits = embedding._dense(block, weight)[offset].tobytes()
             assert seen.setdefault(offset % alignment, bits) == bits, (weight.shape, offset)
 
 

@@ -28,6 +28,9 @@ def test_the_model_reads_as_safetensors_reads_it_with_the_word_table_mapped():
     assert isinstance(tensors[WORDS], np.memmap)
     assert not tensors[WORDS].flags.writeable
     assert not isinstance(tensors["encoder.layer.0.output.dense.weight"], np.memmap)
+    everything = read_tensors(path, mapped="all")  # as the NAP encoder reads it
+    assert all(isinstance(array, np.memmap) for array in everything.values())
+    assert all(everything[name].tobytes() == array.tobytes() for name, array in tensors.items())
 
 
 def write_file(path: Path, header: dict, data: bytes) -> Path:
