@@ -398,8 +398,11 @@ class SentenceEncoder:
         align = self._alignment
         order = sorted(range(len(sequences)), key=lambda i: len(sequences[i]))
         sizes = [-(-len(sequences[i]) // align) * align for i in order]
-        # Chunks of about an equal share of the rows for each thread, within the memory caps.
-        share = max(1, min(self.max_batch_tokens, -(-sum(sizes) // self.threads)))
+        # Chunks of about an equal share of the rows for each thread, within the memory caps; a
+        # thread only for two blocks of rows or more, since every chunk pads to whole blocks.
+        threads = max(1, min(self.threads, sum(sizes) // (2 * ROW_BLOCK)))
+        share = -(-sum(sizes) // (threads * ROW_BLOCK)) * ROW_BLOCK
+        share = max(1, min(self.max_batch_tokens, share))
         chunks: list[list[int]] = [[]]
         tokens = 0
         for i, size in zip(order, sizes, strict=True):
@@ -414,9 +417,9 @@ class SentenceEncoder:
             for chunk in part:
                 rows[chunk] = self._forward([sequences[j] for j in chunk], align)
 
-        parts = [chunks[start :: self.threads] for start in range(self.threads)]
+        parts = [chunks[start::threads] for start in range(threads)]
         others = [self._pool.submit(run, part) for part in parts[1:] if part] if self._pool else []
-        run(parts[0] if self._pool else chunks)
+        run(parts[0])
         for other in others:
             other.result()
         return rows
