@@ -115,7 +115,7 @@ def recompute_board(benchmark: Benchmark) -> QuerySet[BoardEntry]:
     return (
         BoardEntry.objects.filter(benchmark=benchmark)
         .select_related("submission")
-        .order_by("board", "rank")
+        .order_by("board", "position")  # rank order (the unique index's)
     )
 
 
