@@ -88,7 +88,7 @@ def recompute_board(benchmark: Benchmark) -> QuerySet[BoardEntry]:
         BoardEntry.objects.filter(benchmark=benchmark).delete()
         BoardTotals.objects.filter(benchmark=benchmark).delete()
         if candidates:
-            rows = _board_rows(
+            fields, rows = _board_rows(
                 benchmark,
                 candidates,
                 shown,
@@ -102,8 +102,8 @@ def recompute_board(benchmark: Benchmark) -> QuerySet[BoardEntry]:
             )
             # In the order of the position indexes: each insert then lands beside the one
             # before rather than anywhere in them.
-            rows = sorted(rows, key=itemgetter(_ROW_FIELDS.index("overall_position")))
-            insert_rows(BoardEntry, _ROW_FIELDS, rows, as_is=_ROW_AS_IS)
+            rows = sorted(rows, key=itemgetter(fields.index("overall_position")))
+            insert_rows(BoardEntry, fields, rows, as_is=_ROW_AS_IS)
             BoardTotals.objects.bulk_create(_board_totals(benchmark, boards, intervals, now))
             # The rank intervals need every row's replicates: seconds for a large board, so
             # they follow in the background (docs/statistics.md).
@@ -230,6 +230,11 @@ _ROW_AS_IS = (
     "values", "highlights", "judged_over", "intervals", "listed_at", "computed_at",
     "category_ranks", "rating_battles", "model_facts", "metric_ranks",
 )  # fmt: skip
+# JSON columns whose database default is `{}` (`db_default`): one that every row leaves empty
+# (a board without partial judgements, categories, ratings or model facts, or with no value
+# marked) is not written, and the database fills in its default rather than parsing the
+# same `{}` on every row.
+_EMPTY_BY_DEFAULT = ("highlights", "judged_over", "category_ranks", "rating_battles", "model_facts")
 
 
 def _board_rows(
@@ -244,13 +249,14 @@ def _board_rows(
     metrics: list[Metric],
     judge_metrics: list[str],
     computed_at: datetime,
-) -> Iterator[tuple[Any, ...]]:
-    """The rows to insert, one tuple per candidate in `_ROW_FIELDS`' order, built column by
-    column (one comprehension per field, zipped into rows: a loop building each row's 22
-    values cost three times as much). JSON that `recompute_board` copies unchanged (the
-    values when cleaning changed nothing, the intervals without a rating, the model facts)
-    keeps the database's own text; the rest is `json.dumps`' text, the rank dictionaries
-    through one format string per board."""
+) -> tuple[tuple[str, ...], Iterator[tuple[Any, ...]]]:
+    """The fields written and the rows to insert, one tuple per candidate in the fields'
+    order (`_ROW_FIELDS` less the columns of `_EMPTY_BY_DEFAULT` that every row leaves
+    empty), built column by column (one comprehension per field, zipped into rows: a loop
+    building each row's 22 values cost three times as much). JSON that `recompute_board`
+    copies unchanged (the values when cleaning changed nothing, the intervals without a
+    rating, the model facts) keeps the database's own text; the rest is `json.dumps`' text,
+    the rank dictionaries through one format string per board."""
     count = len(candidates)
     rated = [ratings.get(row.submission_id, {}) for row in candidates]
     highlights = places.highlights
@@ -291,7 +297,12 @@ def _board_rows(
         places.normalized_sum,
         *_positions(places.rank, boards, [row.submission_id for row in candidates]),
     ]
-    return zip(*columns, strict=True)
+    kept = [
+        (field, column)
+        for field, column in zip(_ROW_FIELDS, columns, strict=True)
+        if field not in _EMPTY_BY_DEFAULT or column.count("{}") < count
+    ]
+    return tuple(field for field, _ in kept), zip(*(column for _, column in kept), strict=True)
 
 
 def _positions(
