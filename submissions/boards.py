@@ -11,7 +11,7 @@ from dataclasses import replace
 from datetime import datetime
 from functools import partial
 from itertools import chain, repeat
-from operator import itemgetter
+from operator import attrgetter, itemgetter
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -97,7 +97,11 @@ def _rewrite_board(benchmark: Benchmark) -> None:
     stored = json.loads("[" + ",".join(row.metrics_json for row in candidates) + "]")
     shown, values = _shown_values(stored, candidates, ratings, metrics)
     places = _placed(benchmark, metrics, categories, candidates, values)
-    intervals = [_intervals_text(row, ratings.get(row.submission_id, {})) for row in candidates]
+    intervals = (
+        [_intervals_text(row, ratings.get(row.submission_id, {})) for row in candidates]
+        if ratings
+        else [row.intervals_json or "{}" for row in candidates]  # `_intervals_text` unrated
+    )
     official, community = BoardKind.OFFICIAL.value, BoardKind.COMMUNITY.value
     boards = [official if row.verified else community for row in candidates]  # Submission.board
     now = timezone.now()
@@ -267,10 +271,11 @@ def _board_rows(
     rating, the model facts) keeps the database's own text; the rest is `json.dumps`' text,
     the rank dictionaries through one format string per board."""
     count = len(candidates)
-    rated = [ratings.get(row.submission_id, {}) for row in candidates]
+    rated = [ratings.get(row.submission_id, {}) for row in candidates] if ratings else []
     highlights = places.highlights
+    # Most runs have no counts: no call for those (`_judged_over` finds nothing in them).
     judged_over = [
-        _judged_over(row, seen.stored, judge_metrics)
+        {} if row.counts_json in _NO_COUNTS else _judged_over(row, seen.stored, judge_metrics)
         for row, seen in zip(candidates, shown, strict=True)
     ]
     metric_keys = [metric.key for metric in metrics]
@@ -299,8 +304,11 @@ def _board_rows(
         [
             json.dumps({key: rating.battles for key, rating in found.items()}) if found else "{}"
             for found in rated
-        ],
-        [_facts_text(row.facts_json) for row in candidates],
+        ]
+        if ratings
+        else ["{}"] * count,
+        # The submission's model facts: the stored JSON object, `{}` for none.
+        [text if text and text != "null" else "{}" for text in map(_facts_of, candidates)],
         _rank_dictionaries(metric_keys, places.metric_ranks, count),
         places.rank_sum,
         places.normalized_sum,
@@ -361,10 +369,8 @@ def _database_datetime(moment: datetime) -> Any:
     return BoardEntry._meta.get_field("computed_at").get_db_prep_save(moment, connection)
 
 
-def _facts_text(stored: str | None) -> str:
-    """The submission's model facts as the row copies them: the stored JSON object, `{}` for
-    none."""
-    return stored if stored and stored != "null" else "{}"
+_facts_of = attrgetter("facts_json")
+_NO_COUNTS = frozenset((None, "{}", "null"))  # a run's counts with nothing in them
 
 
 def _board_totals(
@@ -510,7 +516,7 @@ def _judged_over(
 ) -> dict[str, dict[str, int]]:
     """The judge metrics the run publishes over a subset of their items (accepted by a
     maintainer: `judging.services.accept_partial_judgement`)."""
-    counts = json.loads(row.counts_json) if row.counts_json not in (None, "{}", "null") else {}
+    counts = json.loads(row.counts_json) if row.counts_json not in _NO_COUNTS else {}
     if not isinstance(counts, dict):
         counts = {}
     return {
