@@ -127,16 +127,41 @@ def copy_text(rows: Iterable[Sequence[Any]]) -> Iterator[str]:
 
 # Columns of one of these types (and NULL) are converted by one `map`, not value by value.
 _COLUMN_TEXT: dict[type, Callable[[Any], str]] = {str: str, int: int.__repr__}
+_BOOLEAN_TEXT = {"True": "t", "False": "f"}  # by `bool.__repr__`, which takes nothing else
 
 
-def _column_text(values: Sequence[Any]) -> list[str]:
-    """One column's values as COPY text: converted by one `map` when they are all text or all
-    integers (or finite doubles), else value by value; the texts joined on NUL (which
-    PostgreSQL's text never holds), escaped with one `replace` per special character only
-    when one occurs, and split again; NULL set last, its backslash not to be doubled."""
-    if len(values) > 1 and type(values[0]) is not str and values.count(values[0]) == len(values):
+def _column_text(values: Sequence[Any]) -> Sequence[str]:
+    """One column's values as COPY text. A column of one type, that of its first value (text,
+    integers, booleans, finite doubles), is converted by one `map` or taken as it is, its
+    text escaped only when a special character occurs; any other goes value by value
+    (`_mixed_column_text`)."""
+    first = values[0]
+    kind = type(first)
+    if len(values) > 1 and kind is not str and values.count(first) == len(values):
         # One value throughout (the board's benchmark, its computed_at): converted once.
         return [_column_text(values[:1])[0]] * len(values)
+    # A value of another type than the first, None included, makes the conversion raise.
+    # Numbers hold no character to escape.
+    try:
+        if kind is str:
+            joined = "\0".join(values)
+        elif kind is int:
+            return list(map(int.__repr__, values))
+        elif kind is bool:
+            return list(map(_BOOLEAN_TEXT.__getitem__, map(bool.__repr__, values)))
+        elif kind is float and all(map(math.isfinite, values)):
+            return list(map(float.__repr__, values))  # the shortest text of the same double
+        else:
+            return _mixed_column_text(values)
+    except TypeError:
+        return _mixed_column_text(values)
+    return _escaped(values, joined)
+
+
+def _mixed_column_text(values: Sequence[Any]) -> list[str]:
+    """`_column_text` of a column of several types or with NULLs: converted by one `map` when
+    the values are all text or all integers (or finite doubles), NULLs aside, else value by
+    value; the texts escaped; NULL set last, its backslash not to be doubled."""
     kinds = set(map(type, values))
     nulls = type(None) in kinds
     kinds.discard(type(None))
@@ -148,14 +173,21 @@ def _column_text(values: Sequence[Any]) -> list[str]:
         texts = list(map(convert, values))
     else:
         texts = [_value_text(value) for value in values]
-    joined = "\0".join(texts)
-    if "\\" in joined or "\t" in joined or "\n" in joined or "\r" in joined:
-        for old, new in _ESCAPES:
-            joined = joined.replace(old, new)
-        texts = joined.split("\0")
+    texts = list(_escaped(texts, "\0".join(texts)))
     if nulls:
         for position in [position for position, value in enumerate(values) if value is None]:
             texts[position] = "\\N"
+    return texts
+
+
+def _escaped(texts: Sequence[str], joined: str) -> Sequence[str]:
+    """`texts` escaped for COPY; `joined` is them joined on NUL (which PostgreSQL's text never
+    holds), escaped with one `replace` per special character only when one occurs, and split
+    again."""
+    if "\\" in joined or "\t" in joined or "\n" in joined or "\r" in joined:
+        for old, new in _ESCAPES:
+            joined = joined.replace(old, new)
+        return joined.split("\0")
     return texts
 
 

@@ -11,7 +11,7 @@ from dataclasses import replace
 from datetime import datetime
 from functools import partial
 from itertools import chain, repeat
-from operator import itemgetter
+from operator import attrgetter, itemgetter
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -69,54 +69,67 @@ def recompute_board(benchmark: Benchmark) -> QuerySet[BoardEntry]:
     Returns the new rows with their submissions, by board then rank, as a query: read when
     the caller uses it (a caller that does not look costs nothing).
     """
-    with transaction.atomic(), collector_paused():
+    with transaction.atomic():
         benchmark = Benchmark.objects.select_for_update().get(pk=benchmark.pk)
-        metrics = list(benchmark.metrics.all())
-        categories = list(benchmark.categories.all())
-        judge_metrics = [metric.key for metric in metrics if metric.is_judge_metric]
-        candidates = board_candidate_rows(benchmark) if metrics else []
-        ratings = _category_ratings(benchmark, metrics, categories) if candidates else {}
-        # One decoding of every run's metrics (a JSON array of them): a call per row cost
-        # a fifth more.
-        stored = json.loads("[" + ",".join(row.metrics_json for row in candidates) + "]")
-        shown, values = _shown_values(stored, candidates, ratings, metrics)
-        places = _placed(benchmark, metrics, categories, candidates, values)
-        intervals = [_intervals_text(row, ratings.get(row.submission_id, {})) for row in candidates]
-        official, community = BoardKind.OFFICIAL.value, BoardKind.COMMUNITY.value
-        boards = [official if row.verified else community for row in candidates]  # Submission.board
-        now = timezone.now()
-        BoardEntry.objects.filter(benchmark=benchmark).delete()
-        BoardTotals.objects.filter(benchmark=benchmark).delete()
-        if candidates:
-            rows = _board_rows(
-                benchmark,
-                candidates,
-                shown,
-                places,
-                ratings,
-                intervals,
-                boards,
-                metrics=metrics,
-                judge_metrics=judge_metrics,
-                computed_at=now,
-            )
-            # In the order of the position indexes: each insert then lands beside the one
-            # before rather than anywhere in them.
-            rows = sorted(rows, key=itemgetter(_ROW_FIELDS.index("overall_position")))
-            insert_rows(BoardEntry, _ROW_FIELDS, rows, as_is=_ROW_AS_IS)
-            BoardTotals.objects.bulk_create(_board_totals(benchmark, boards, intervals, now))
-            # The rank intervals need every row's replicates: seconds for a large board, so
-            # they follow in the background (docs/statistics.md).
-            transaction.on_commit(partial(enqueue_rank_intervals, benchmark.pk))
-            # The rows' API JSON likewise (issue 16, `board_json`): ~0.4 s per 10,000 rows.
-            transaction.on_commit(partial(enqueue_board_json, benchmark.pk))
+        # The rows' data is freed when `_rewrite_board` returns, before the collector runs
+        # again: resumed with them alive, its first collection walked every one (~0.2 s at
+        # 100,000 entries) for nothing, since none is part of a cycle.
+        with collector_paused():
+            _rewrite_board(benchmark)
         for listener in board_listeners:  # hooks.add_board_listener
             transaction.on_commit(partial(listener, benchmark.pk))
     return (
         BoardEntry.objects.filter(benchmark=benchmark)
         .select_related("submission")
-        .order_by("board", "rank")
+        .order_by("board", "position")  # rank order (the unique index's)
     )
+
+
+def _rewrite_board(benchmark: Benchmark) -> None:
+    """`recompute_board`'s work, in its transaction, on the benchmark it locked."""
+    metrics = list(benchmark.metrics.all())
+    categories = list(benchmark.categories.all())
+    judge_metrics = [metric.key for metric in metrics if metric.is_judge_metric]
+    candidates = board_candidate_rows(benchmark) if metrics else []
+    ratings = _category_ratings(benchmark, metrics, categories) if candidates else {}
+    # One decoding of every run's metrics (a JSON array of them): a call per row cost
+    # a fifth more.
+    stored = json.loads("[" + ",".join(row.metrics_json for row in candidates) + "]")
+    shown, values = _shown_values(stored, candidates, ratings, metrics)
+    places = _placed(benchmark, metrics, categories, candidates, values)
+    intervals = (
+        [_intervals_text(row, ratings.get(row.submission_id, {})) for row in candidates]
+        if ratings
+        else [row.intervals_json or "{}" for row in candidates]  # `_intervals_text` unrated
+    )
+    official, community = BoardKind.OFFICIAL.value, BoardKind.COMMUNITY.value
+    boards = [official if row.verified else community for row in candidates]  # Submission.board
+    now = timezone.now()
+    BoardEntry.objects.filter(benchmark=benchmark).delete()
+    BoardTotals.objects.filter(benchmark=benchmark).delete()
+    if candidates:
+        fields, rows = _board_rows(
+            benchmark,
+            candidates,
+            shown,
+            places,
+            ratings,
+            intervals,
+            boards,
+            metrics=metrics,
+            judge_metrics=judge_metrics,
+            computed_at=now,
+        )
+        # In the order of the position indexes: each insert then lands beside the one
+        # before rather than anywhere in them.
+        rows = sorted(rows, key=itemgetter(fields.index("overall_position")))
+        insert_rows(BoardEntry, fields, rows, as_is=_ROW_AS_IS)
+        BoardTotals.objects.bulk_create(_board_totals(benchmark, boards, intervals, now))
+        # The rank intervals need every row's replicates: seconds for a large board, so
+        # they follow in the background (docs/statistics.md).
+        transaction.on_commit(partial(enqueue_rank_intervals, benchmark.pk))
+        # The rows' API JSON likewise (issue 16, `board_json`): ~0.4 s per 10,000 rows.
+        transaction.on_commit(partial(enqueue_board_json, benchmark.pk))
 
 
 class BoardPlaces(NamedTuple):
@@ -230,6 +243,11 @@ _ROW_AS_IS = (
     "values", "highlights", "judged_over", "intervals", "listed_at", "computed_at",
     "category_ranks", "rating_battles", "model_facts", "metric_ranks",
 )  # fmt: skip
+# JSON columns whose database default is `{}` (`db_default`): one that every row leaves empty
+# (a board without partial judgements, categories, ratings or model facts, or with no value
+# marked) is not written, and the database fills in its default rather than parsing the
+# same `{}` on every row.
+_EMPTY_BY_DEFAULT = ("highlights", "judged_over", "category_ranks", "rating_battles", "model_facts")
 
 
 def _board_rows(
@@ -244,18 +262,20 @@ def _board_rows(
     metrics: list[Metric],
     judge_metrics: list[str],
     computed_at: datetime,
-) -> Iterator[tuple[Any, ...]]:
-    """The rows to insert, one tuple per candidate in `_ROW_FIELDS`' order, built column by
-    column (one comprehension per field, zipped into rows: a loop building each row's 22
-    values cost three times as much). JSON that `recompute_board` copies unchanged (the
-    values when cleaning changed nothing, the intervals without a rating, the model facts)
-    keeps the database's own text; the rest is `json.dumps`' text, the rank dictionaries
-    through one format string per board."""
+) -> tuple[tuple[str, ...], Iterator[tuple[Any, ...]]]:
+    """The fields written and the rows to insert, one tuple per candidate in the fields'
+    order (`_ROW_FIELDS` less the columns of `_EMPTY_BY_DEFAULT` that every row leaves
+    empty), built column by column (one comprehension per field, zipped into rows: a loop
+    building each row's 22 values cost three times as much). JSON that `recompute_board`
+    copies unchanged (the values when cleaning changed nothing, the intervals without a
+    rating, the model facts) keeps the database's own text; the rest is `json.dumps`' text,
+    the rank dictionaries through one format string per board."""
     count = len(candidates)
-    rated = [ratings.get(row.submission_id, {}) for row in candidates]
+    rated = [ratings.get(row.submission_id, {}) for row in candidates] if ratings else []
     highlights = places.highlights
+    # Most runs have no counts: no call for those (`_judged_over` finds nothing in them).
     judged_over = [
-        _judged_over(row, seen.stored, judge_metrics)
+        {} if row.counts_json in _NO_COUNTS else _judged_over(row, seen.stored, judge_metrics)
         for row, seen in zip(candidates, shown, strict=True)
     ]
     metric_keys = [metric.key for metric in metrics]
@@ -284,14 +304,22 @@ def _board_rows(
         [
             json.dumps({key: rating.battles for key, rating in found.items()}) if found else "{}"
             for found in rated
-        ],
-        [_facts_text(row.facts_json) for row in candidates],
+        ]
+        if ratings
+        else ["{}"] * count,
+        # The submission's model facts: the stored JSON object, `{}` for none.
+        [text if text and text != "null" else "{}" for text in map(_facts_of, candidates)],
         _rank_dictionaries(metric_keys, places.metric_ranks, count),
         places.rank_sum,
         places.normalized_sum,
         *_positions(places.rank, boards, [row.submission_id for row in candidates]),
     ]
-    return zip(*columns, strict=True)
+    kept = [
+        (field, column)
+        for field, column in zip(_ROW_FIELDS, columns, strict=True)
+        if field not in _EMPTY_BY_DEFAULT or column.count("{}") < count
+    ]
+    return tuple(field for field, _ in kept), zip(*(column for _, column in kept), strict=True)
 
 
 def _positions(
@@ -341,10 +369,8 @@ def _database_datetime(moment: datetime) -> Any:
     return BoardEntry._meta.get_field("computed_at").get_db_prep_save(moment, connection)
 
 
-def _facts_text(stored: str | None) -> str:
-    """The submission's model facts as the row copies them: the stored JSON object, `{}` for
-    none."""
-    return stored if stored and stored != "null" else "{}"
+_facts_of = attrgetter("facts_json")
+_NO_COUNTS = frozenset((None, "{}", "null"))  # a run's counts with nothing in them
 
 
 def _board_totals(
@@ -490,7 +516,7 @@ def _judged_over(
 ) -> dict[str, dict[str, int]]:
     """The judge metrics the run publishes over a subset of their items (accepted by a
     maintainer: `judging.services.accept_partial_judgement`)."""
-    counts = json.loads(row.counts_json) if row.counts_json not in (None, "{}", "null") else {}
+    counts = json.loads(row.counts_json) if row.counts_json not in _NO_COUNTS else {}
     if not isinstance(counts, dict):
         counts = {}
     return {

@@ -266,12 +266,12 @@ class BoardEntry(models.Model):
     # metric key -> value (None where missing or pending), as the run stored it.
     values = models.JSONField(default=dict)
     # metric key -> "best" | "second", within this row's board; absent keys are not highlighted.
-    highlights = models.JSONField(default=dict)
+    highlights = models.JSONField(default=dict, db_default={})
     # The run has its automatic metrics but the LLM judge has not finished (spec 5).
     judge_pending = models.BooleanField(default=False)
     # Judge metrics a maintainer accepted over fewer items than they have (issue 10): metric key ->
     # {"judged": n, "items": m}; the board says so beside the value.
-    judged_over = models.JSONField(default=dict, blank=True)
+    judged_over = models.JSONField(default=dict, db_default={}, blank=True)
     # Issue 12 (docs/statistics.md): metric key -> [low, high] or None, the run's intervals as
     # `RunReplicates` stored them ({} for a run without per-sample data: an imported row).
     # Issue 16: `json`, not `jsonb`, on PostgreSQL (`core.fields.JSONTextField`): read whole,
@@ -293,12 +293,14 @@ class BoardEntry(models.Model):
     team_key = models.CharField(max_length=800, blank=True, default="")
     # Issue 15 (docs/boards.md, "Categories"). The rank within each category's tab, ranked as
     # `rank` is (the benchmark's scope; unique positions): category key -> rank.
-    category_ranks = models.JSONField(default=dict, blank=True)
+    category_ranks = models.JSONField(default=dict, db_default={}, blank=True)
     # Rating metrics taken from `CategoryRating`: metric key -> battles behind the rating
     # (its value is in `values`, its 95% interval in `intervals`); absent while pending.
-    rating_battles = models.JSONField(default=dict, blank=True)
+    rating_battles = models.JSONField(default=dict, db_default={}, blank=True)
     # The submission's model facts, copied so the board filters them in its own query.
-    model_facts = models.JSONField(default=dict, blank=True)
+    # Issue 16: these five JSON columns default to `{}` in the database too, so a recompute
+    # whose rows all leave one empty does not write it (`submissions.boards._EMPTY_BY_DEFAULT`).
+    model_facts = models.JSONField(default=dict, db_default={}, blank=True)
     # Issue 16: what `rank_entries` said besides the rank, stored so the rankings API reads a
     # page of rows instead of ranking the whole board again: metric key -> the rank on that
     # metric (every metric, in the benchmark's order), and the two tiebreak values after
@@ -325,8 +327,12 @@ class BoardEntry(models.Model):
     class Meta:
         ordering = ["benchmark", "board", "rank"]
         constraints = [
+            # Issue 16: one index for the pages and the invariant. A board's positions are its
+            # rank order (1 to its rows) and its ranks are never shared, so unique positions
+            # hold the board's order as unique ranks did; a separate unique index on the rank
+            # cost a 100,000-row recompute ~0.15 s of the server's time (docs/boards.md).
             models.UniqueConstraint(
-                fields=["benchmark", "board", "rank"], name="boardentry_rank_unique"
+                fields=["benchmark", "board", "position"], name="boardentry_position_unique"
             ),
             models.CheckConstraint(
                 condition=models.Q(board__in=BoardKind.values), name="boardentry_board_valid"
@@ -334,7 +340,6 @@ class BoardEntry(models.Model):
             models.CheckConstraint(condition=models.Q(rank__gte=1), name="boardentry_rank_gte_1"),
         ]
         indexes = [
-            models.Index(fields=["benchmark", "board", "position"], name="boardentry_position"),
             models.Index(
                 fields=["benchmark", "overall_position"], name="boardentry_overall_position"
             ),

@@ -10,7 +10,7 @@ from datetime import datetime
 from typing import Any
 from urllib.parse import urlencode
 
-from django.db.models import Count, Min, Q
+from django.db.models import Count
 
 from benchmark.facts import FACTS, fact_text
 from benchmark.models import Benchmark, Category, Metric
@@ -483,8 +483,8 @@ class BenchmarkCard:
 
 
 def benchmark_cards(benchmarks: list[Benchmark]) -> list[BenchmarkCard]:
-    """A card per benchmark, in three queries whatever their number: the row counts per board,
-    each Official board's first rank, and those rows."""
+    """A card per benchmark, in two queries whatever their number: the row counts per board and
+    each Official board's first row."""
     counts: dict[tuple[int, str], int] = {
         (row["benchmark"], row["board"]): row["count"]
         for row in BoardEntry.objects.filter(benchmark__in=benchmarks)
@@ -492,14 +492,13 @@ def benchmark_cards(benchmarks: list[Benchmark]) -> list[BenchmarkCard]:
         .annotate(count=Count("id"))
         .order_by()
     }
-    # The Official board's first row: rank 1 on a per-board ranking, possibly lower under the
-    # global scope (a Community entry may rank above every verified one).
-    official = BoardEntry.objects.filter(benchmark__in=benchmarks, board=BoardKind.OFFICIAL)
-    tops = official.values("benchmark").annotate(top=Min("rank")).order_by()
-    firsts = Q(pk__in=[])
-    for row in tops:
-        firsts |= Q(benchmark=row["benchmark"], rank=row["top"])
-    leaders = dict(official.filter(firsts).values_list("benchmark", "submission__model_name"))
+    # The Official board's first row, its position 1: rank 1 on a per-board ranking, possibly
+    # lower under the global scope (a Community entry may rank above every verified one).
+    leaders = dict(
+        BoardEntry.objects.filter(benchmark__in=benchmarks, board=BoardKind.OFFICIAL, position=1)
+        .values_list("benchmark", "submission__model_name")
+        .order_by()
+    )
     return [
         BenchmarkCard(
             benchmark=benchmark,

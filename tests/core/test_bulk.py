@@ -33,6 +33,19 @@ def test_copy_text_escapes_the_separators_and_writes_null_booleans_and_numbers()
 
 
 @pytest.mark.unit
+def test_copy_text_of_a_column_whose_values_change_type_after_the_first():
+    # Each column's first value is of one type and a later one of another: converted value
+    # by value, as a column of mixed types always was.
+    rows = [
+        (1, "a\tb", True, 0.5, "x"),
+        (None, None, None, 2, 3),
+        (3, "c", False, None, "y"),
+    ]
+    (block,) = copy_text(rows)
+    assert block == ("1\ta\\tb\tt\t0.5\tx\n\\N\t\\N\t\\N\t2\t3\n3\tc\tf\t\\N\ty\n")
+
+
+@pytest.mark.unit
 def test_copy_text_writes_bytes_in_bytea_hex_form_and_blocks_of_rows(monkeypatch):
     monkeypatch.setattr("core.bulk.COPY_BLOCK_ROWS", 2)
     blocks = list(copy_text([(b"\x00\\\t",), (b"",), (None,)]))

@@ -47,6 +47,7 @@ class BoardEntryFactory(factory.django.DjangoModelFactory):
     )
     board = BoardKind.COMMUNITY
     rank = factory.Sequence(lambda n: n + 1)
+    position = factory.SelfAttribute("rank")  # unique within a board, as the ranks are
     mean_rank = 1.0
     wins = 0
     listed_at = factory.LazyFunction(timezone.now)

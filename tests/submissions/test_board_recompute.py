@@ -11,6 +11,7 @@ from datetime import timedelta
 
 import pytest
 from django.apps import apps as django_apps
+from django.db.models import F
 from django.utils import timezone
 
 from benchmark.models import Benchmark
@@ -264,8 +265,10 @@ def test_the_migration_fills_what_a_recompute_stores():
     random_board(benchmark, 5, count=30)
     services.recompute_board(benchmark)
     expected, totals = stored_rows(benchmark), board_totals(benchmark)
-    BoardEntry.objects.update(metric_ranks={}, rank_sum=0, normalized_sum=0.0, position=0)
-    BoardEntry.objects.update(overall_position=0)
+    # Positions none of the board's (they are unique within a board since 0023, which the
+    # migration precedes; the filled ones, 1 to the board's rows, never meet these).
+    BoardEntry.objects.update(metric_ranks={}, rank_sum=0, normalized_sum=0.0)
+    BoardEntry.objects.update(position=F("id") + 1_000_000, overall_position=0)
     BoardTotals.objects.all().delete()
 
     migration.fill(django_apps, None)
