@@ -62,13 +62,15 @@ def default_folder() -> Path | None:
     return Path(cache) / "podium" / "nap-labels"
 
 
-def fingerprint(*, engine_source: Path, model_files: Sequence[Path], settings: object) -> str:
+def fingerprint(
+    *, engine_source: Path | Sequence[Path], model_files: Sequence[Path], settings: object
+) -> str:
     """A name for everything an embedding's bits depend on, besides the text (see the module
     docstring). `settings` are the encoder's own, any JSON-able value (heads, LayerNorm eps,
     sequence length, BLAS thread cap). Reads the engine's source and the model files' first
     64 KiB (the weights' header, the tokenizer's start), sizes and times: ~2 ms."""
     parts: dict[str, Any] = {
-        "engine": _digest(engine_source.read_bytes()),
+        "engine": [_digest(path.read_bytes()) for path in _paths(engine_source)],
         "model": [_file_identity(path) for path in model_files],
         "settings": settings,
         "numpy": np.__version__,
@@ -77,6 +79,10 @@ def fingerprint(*, engine_source: Path, model_files: Sequence[Path], settings: o
         "blas": _blas_libraries(),
     }
     return _digest(json.dumps(parts, sort_keys=True, default=str).encode())[:32]
+
+
+def _paths(paths: Path | Sequence[Path]) -> list[Path]:
+    return [paths] if isinstance(paths, Path) else list(paths)
 
 
 class LabelStore:
