@@ -30,6 +30,7 @@ from benchmark.scoring.strict_json import Rejected, printable
 from .ground_truth import TestSet
 
 REQUIRED_FIELDS = ("id", "qa_type", "prediction")
+_FIELD_SET = frozenset(REQUIRED_FIELDS)
 # Keys that only a "merged" file (predictions plus ground truth, or the official app's
 # results.json, whose `answer` is the model's output next to its `metadata`) carries.
 GROUND_TRUTH_FIELDS = ("gnd", "struc_info", "conversations", "question", "answer", "metadata")
@@ -52,6 +53,9 @@ def load_predictions(
     is the benchmark's limit on one prediction's length (None: no limit).
     """
     rows = _decode(source)
+    clean = _clean_predictions(rows, test_set, max_prediction_chars)
+    if clean is not None:
+        return clean
     expected = len(test_set)
     if len(rows) != expected:
         raise PredictionsError(
@@ -87,6 +91,46 @@ def load_predictions(
             total += 1
         raise PredictionsError(problems, total=total)
     return [row["prediction"] for row in rows]
+
+
+def _clean_predictions(
+    rows: list[Any], test_set: TestSet, max_prediction_chars: int | None
+) -> list[str] | None:
+    """The predictions when every row is exactly what `_check_row` accepts, checked for the
+    whole file at once; None when any row may have a problem, and `load_predictions` then
+    checks row by row to name it. Accepts a file exactly when the row checks find nothing:
+    each row an object holding only `id`, `qa_type` and `prediction`, once each and all
+    strings (so no key is unknown, repeated or refused, and no value holds a `Rejected`
+    number); no string with a refused character (one search of all of them joined: the
+    characters are matched one by one, so none spans two strings); none longer than the
+    limit; the ids and types those of the test set, position by position. A file of 6,245
+    rows: ~13 ms instead of ~47 ms."""
+    if len(rows) != len(test_set):
+        return None
+    ids, qa_types, predictions = [], [], []
+    objects = (strict_json.JsonObject, dict)
+    for row in rows:
+        if type(row) not in objects or row.keys() != _FIELD_SET or getattr(row, "duplicates", ()):
+            return None
+        ids.append(row["id"])
+        qa_types.append(row["qa_type"])
+        predictions.append(row["prediction"])
+    try:
+        joined = "".join(ids + qa_types + predictions)  # refuses anything but a string
+    except TypeError:
+        return None
+    if strict_json.text_problem(joined) is not None:
+        return None
+    if max_prediction_chars is not None and max(map(len, predictions), default=0) > (
+        max_prediction_chars
+    ):
+        return None
+    samples = test_set.samples
+    if ids != [sample.id for sample in samples] or qa_types != [
+        sample.qa_type for sample in samples
+    ]:
+        return None
+    return predictions
 
 
 def _decode(source: bytes | str | Path | list[Any]) -> list[Any]:
