@@ -66,9 +66,7 @@ def files(draw) -> bytes:
         elif edit == "swap":
             first, second = draw(st.integers(0, 2)), draw(st.integers(0, 2))
             rows[first], rows[second] = rows[second], rows[first]
-    texts = [
-        "{" + ", ".join(f'"{key}": {value}' for key, value in row) + "}" for row in rows
-    ]
+    texts = ["{" + ", ".join(f'"{key}": {value}' for key, value in row) + "}" for row in rows]
     if draw(st.booleans()) and draw(st.booleans()):
         texts[draw(st.integers(0, 2))] = draw(st.sampled_from(VALUES))  # not an object
     return ("[" + ", ".join(texts) + "]").encode()
@@ -93,5 +91,8 @@ def test_the_whole_file_check_takes_a_clean_file_and_leaves_a_flawed_one():
     assert submission_module._clean_predictions(CLEAN[::-1], TEST_SET, None) is None
     # A flawed file still gets the row checks' message, naming its row and field.
     kind, (message, total) = outcome(json.dumps(flawed).encode())
-    assert kind == "refused" and total == 1
-    assert "row 0" in message and "prediction" in message and "U+000B" in message
+    assert kind == "refused"
+    assert total == 1
+    assert "row 0" in message
+    assert "prediction" in message
+    assert "U+000B" in message
