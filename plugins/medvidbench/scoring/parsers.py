@@ -127,9 +127,15 @@ class CaptionEvent:
     caption: str
 
 
+_DVC_HEADER = r"\d++(?:\.\d++)?-\d++(?:\.\d++)?\s++seconds?:"
+# The caption runs to the next line that starts with an event's header, or to the end. The
+# official form reads it lazily, `(.*?)(?=\n<header>|\Z)`, trying the lookahead after each of
+# its characters; this one takes the runs of a line whole and looks ahead only after each line
+# break: the same text (the first place the official lookahead holds is the first line break
+# before a header, or the end), in a quarter of the time (issue 16).
 _DVC_EVENT = re.compile(
-    r"(?<!\d)(\d++(?:\.\d++)?)-(\d++(?:\.\d++)?)\s++seconds?:\s++(.*?)"
-    r"(?=\n\d++(?:\.\d++)?-\d++(?:\.\d++)?\s++seconds?:|\Z)",
+    r"(?<!\d)(\d++(?:\.\d++)?)-(\d++(?:\.\d++)?)\s++seconds?:\s++"
+    r"((?:[^\n]++|\n(?!" + _DVC_HEADER + r"))*+)",
     flags=re.DOTALL,
 )
 # The official zero-shot fallback, applied line by line when the strict form finds nothing.

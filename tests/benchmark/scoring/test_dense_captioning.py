@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 from plugins.medvidbench.scoring.metrics.dense_captioning import (
     activitynet_iou,
     flatten_overlaps,
+    flattened_spans,
     score_dense_captioning,
     temporal_f1,
     temporal_f1_many,
@@ -149,6 +150,11 @@ caption_events = st.builds(CaptionEvent, times, times, st.sampled_from("abcdefgh
 def test_flatten_equals_the_definition_on_any_events(events):
     # Reversed and empty events included: they cover nothing, in both.
     assert flatten_overlaps(events) == flatten_by_definition(events)
+    assert flattened_spans(spans_of(events)) == spans_of(flatten_by_definition(events))
+
+
+def spans_of(events):
+    return [(event.start, event.end) for event in events]
 
 
 @pytest.mark.parametrize(
@@ -167,6 +173,7 @@ def test_flatten_equals_the_definition_on_any_events(events):
 )
 def test_flatten_equals_the_definition_on_adversarial_events(events):
     assert flatten_overlaps(events) == flatten_by_definition(events)
+    assert flattened_spans(spans_of(events)) == spans_of(flatten_by_definition(events))
 
 
 def test_the_issues_twenty_thousand_nested_events_flatten_as_defined():

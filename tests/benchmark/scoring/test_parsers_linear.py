@@ -106,6 +106,8 @@ TOKENS = [
     "x",
     "Suturing",
     "a b",
+    "\n3-4 seconds: ",
+    "\n1.5-2 second:",
 ]
 answers = st.lists(st.sampled_from(TOKENS), max_size=40).map("".join)
 
