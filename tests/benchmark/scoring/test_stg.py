@@ -1,7 +1,9 @@
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from plugins.medvidbench.scoring.metrics.stg import box_iou, score_stg
+from plugins.medvidbench.scoring.metrics.stg import box_iou, score_stg, stg_sample_ious
 from plugins.medvidbench.scoring.parsers import parse_stg
 from plugins.medvidbench.scoring.tasks import STG_MIOU
 
@@ -124,3 +126,49 @@ def test_more_bare_boxes_than_reference_timestamps_ignores_the_extra_ones():
         [stg_record({"1.0": A})], ["[[0, 0, 10, 10]] [[10, 0, 20, 10]] [[1, 1, 2, 2]]"]
     )
     assert metric.value == 1.0
+
+
+# Coordinates in a small range, so boxes mostly overlap (IoUs neither 0 nor 1), ints and
+# floats, some boxes inverted or empty: the arithmetic must not differ.
+box_values = st.one_of(st.integers(-2, 20), st.floats(-2, 20, allow_nan=False))
+any_box = st.lists(box_values, min_size=4, max_size=4)
+sample_pairs = st.lists(st.tuples(any_box, any_box), min_size=1, max_size=20)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(sample_pairs, max_size=12))
+def test_the_samples_ious_in_one_pass_are_each_samples_bit_for_bit(samples):
+    # A sample of 8 boxes or more takes numpy's pairwise summation, shorter ones a plain loop.
+    expected = [
+        float(
+            box_iou(
+                np.array([box for box, _ in pairs], dtype=np.float64),
+                np.array([reference for _, reference in pairs], dtype=np.float64),
+            ).mean()
+        ).hex()
+        for pairs in samples
+    ]
+    assert [value.hex() for value in stg_sample_ious(samples)] == expected
+
+
+def test_long_samples_ious_in_one_pass_are_each_samples_bit_for_bit():
+    # Samples of 1 to 40 overlapping boxes: most means of 8 or more values differ in their
+    # last bit between numpy's pairwise summation and a running sum, so a pass that summed
+    # otherwise than `stg_sample_iou` would fail here.
+    generator = np.random.default_rng(0)
+    samples = []
+    for size in generator.integers(1, 40, size=200).tolist():
+        corners = generator.uniform(0, 100, size=(size, 2, 2))
+        sides = generator.uniform(1, 60, size=(size, 2, 2))
+        boxes = np.concatenate([corners, corners + sides], axis=2).tolist()
+        samples.append([(predicted, reference) for predicted, reference in boxes])
+    expected = [
+        float(
+            box_iou(
+                np.array([box for box, _ in pairs], dtype=np.float64),
+                np.array([reference for _, reference in pairs], dtype=np.float64),
+            ).mean()
+        ).hex()
+        for pairs in samples
+    ]
+    assert [value.hex() for value in stg_sample_ious(samples)] == expected
