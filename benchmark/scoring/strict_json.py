@@ -49,6 +49,7 @@ _BYTE_KIND = np.zeros(256, dtype=np.uint8)
 _BYTE_KIND[ord('"')] = _QUOTE
 _BYTE_KIND[[ord("["), ord("{")]] = _OPEN
 _BYTE_KIND[[ord("]"), ord("}")]] = _CLOSE
+_UNSTRUCTURAL_BYTES = bytes(byte for byte in range(256) if not _BYTE_KIND[byte])
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,14 +127,15 @@ def nesting_problem(raw: bytes, limit: int = MAX_JSON_DEPTH) -> str | None:
     a string when an odd number of quotes precede it, and the depth is a running sum (numpy, in
     chunks of bounded memory). Unbalanced brackets are left to the parser, which names their
     line and column."""
-    data = np.frombuffer(raw.replace(b"\\\\", b"").replace(b'\\"', b""), dtype=np.uint8)
+    # Only quotes and brackets matter: the others are deleted first (a few bytes per row of
+    # a real file are left), in one pass of C (`bytes.translate`) rather than numpy's three.
+    data = np.frombuffer(
+        raw.replace(b"\\\\", b"").replace(b'\\"', b"").translate(None, _UNSTRUCTURAL_BYTES),
+        dtype=np.uint8,
+    )
     quotes = depth = 0
     for start in range(0, len(data), _SCAN_CHUNK):
-        # Only quotes and brackets matter: keep those (a few per row in a real file).
         kinds = _BYTE_KIND[data[start : start + _SCAN_CHUNK]]
-        kinds = kinds[kinds != 0]
-        if not kinds.size:
-            continue
         quote_count = np.cumsum(kinds == _QUOTE, dtype=np.int32) + quotes
         outside = (quote_count & 1) == 0
         steps = ((kinds == _OPEN) & outside).astype(np.int32) - ((kinds == _CLOSE) & outside)
