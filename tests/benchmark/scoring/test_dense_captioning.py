@@ -12,10 +12,15 @@ from plugins.medvidbench.scoring.metrics.dense_captioning import (
     temporal_f1,
     temporal_f1_many,
 )
-from plugins.medvidbench.scoring.parsers import CaptionEvent, parse_dense_captions
+from plugins.medvidbench.scoring.parsers import (
+    CaptionEvent,
+    parse_dense_caption_spans,
+    parse_dense_captions,
+)
 from plugins.medvidbench.scoring.tasks import DVC_F1
 
 from .factories import gt_record, make_test_set
+from .test_parsers_linear import answers
 
 pytestmark = pytest.mark.unit
 
@@ -201,3 +206,11 @@ def test_temporal_f1_of_many_samples_is_each_samples_bit_for_bit(samples):
 def test_temporal_f1_of_many_samples_needs_segments_in_each():
     with pytest.raises(ValueError, match="a prediction and a reference"):
         temporal_f1_many([([(0, 1)], [])])
+
+
+@settings(max_examples=400, deadline=None)
+@given(answers)
+def test_the_spans_are_those_of_the_parsed_events(text):
+    # Strict events and the zero-shot fallback alike (the tokens hold both forms).
+    events = parse_dense_captions(text)
+    assert parse_dense_caption_spans(text) == [(event.start, event.end) for event in events]

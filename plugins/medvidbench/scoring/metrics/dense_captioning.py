@@ -11,7 +11,7 @@ import numpy as np
 
 from ..contributions import DatasetWeightedMean
 from ..ground_truth import DenseCaptionTarget
-from ..parsers import CaptionEvent, parse_dense_captions
+from ..parsers import CaptionEvent, parse_dense_caption_spans
 from ..tasks import DVC_F1
 from .common import Item, MetricValue, TaskOutcome, mean
 
@@ -197,7 +197,13 @@ def dvc_segments(
     events: Sequence[CaptionEvent], target: DenseCaptionTarget, fps: float
 ) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
     """The predicted (flattened) and reference segments in frames (int(seconds x fps))."""
-    spans = [(event.start, event.end) for event in events]
+    return frame_segments([(event.start, event.end) for event in events], target, fps)
+
+
+def frame_segments(
+    spans: Sequence[Span], target: DenseCaptionTarget, fps: float
+) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """`dvc_segments` of the events with these (start, end) spans, in their order."""
     if spans_overlap(spans):
         spans = flattened_spans(spans)
     predicted = [(int(start * fps), int(end * fps)) for start, end in spans]
@@ -223,9 +229,9 @@ def score_dense_captioning(items: Sequence[Item]) -> TaskOutcome:
     parsed = []
     for sample, text in items:
         assert isinstance(sample.target, DenseCaptionTarget)
-        events = parse_dense_captions(text)
-        parsed.append(bool(events))
-        predicted, reference = dvc_segments(events, sample.target, sample.fps)
+        spans = parse_dense_caption_spans(text)
+        parsed.append(bool(spans))
+        predicted, reference = frame_segments(spans, sample.target, sample.fps)
         segments.append((predicted, reference) if predicted and reference else None)
     # dvc_sample_f1 of every non-skipped sample, in one pass.
     computed = iter(temporal_f1_many([pair for pair in segments if pair is not None]))
