@@ -136,3 +136,22 @@ def test_a_recompute_queues_the_writer_and_leaves_the_rows_without_json(
         services.recompute_board(benchmark)
     assert "enqueue_board_json" in [getattr(c, "func", c).__name__ for c in callbacks]
     assert set(BoardEntry.objects.values_list("api_head", flat=True)) == {""}
+
+
+def test_the_writer_reads_the_board_in_ranges_and_skips_the_rows_written():
+    benchmark = ensure_plugin_benchmark("medvidbench")
+    odd_board(benchmark, 6)
+    rows = BoardEntry.objects.filter(benchmark=benchmark)
+    assert write_board_json(benchmark) == 60
+    whole = {pk: (head, tail) for pk, head, tail in rows.values_list("pk", "api_head", "api_tail")}
+    rows.update(api_head="", api_tail="")
+    # Five rows, spread over the ranges, written already (a writer that stopped midway).
+    written = list(rows.order_by("overall_position").values_list("pk", flat=True)[::12])
+    for pk in written:
+        rows.filter(pk=pk).update(api_head=whole[pk][0], api_tail=whole[pk][1])
+
+    assert write_board_json(benchmark, batch=7) == 60 - len(written)  # 9 ranges, the last short
+
+    assert {
+        pk: (head, tail) for pk, head, tail in rows.values_list("pk", "api_head", "api_tail")
+    } == whole
