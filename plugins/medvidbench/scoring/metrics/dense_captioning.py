@@ -21,10 +21,6 @@ THRESHOLDS = (0.3, 0.5, 0.7)
 Span = tuple[float, float]  # an event's (start, end) in seconds
 
 
-def has_overlap(events: Sequence[CaptionEvent]) -> bool:
-    return spans_overlap([(event.start, event.end) for event in events])
-
-
 def spans_overlap(spans: Sequence[Span]) -> bool:
     """Whether, in (start, end) order, some span starts before the one before it ends."""
     ordered = sorted(spans)
