@@ -42,9 +42,10 @@ EXPORT_KEYS = [
     "judged_at",
 ]
 NO_IDEA = "I do not know; ask a doctor."
-# The Open-ended tab's page: the board's queries and the tab note's four (fit, newest jobs,
+# The Open-ended tab's page: the board's queries (a tab's page rows in two, their keys in the
+# tab's order, then the rows with their submissions) and the tab note's four (fit, newest jobs,
 # judge endpoint, judge models).
-QUERIES_ON_THE_RATING_TAB = 9
+QUERIES_ON_THE_RATING_TAB = 10
 
 
 @pytest.fixture(autouse=True)
