@@ -8,7 +8,6 @@ translate ``DomainError`` for their audience.
 from __future__ import annotations
 
 import hashlib
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -79,9 +78,10 @@ DEFINITION_SETTINGS = (
 
 
 def _board_inputs_changed(benchmark_id: int) -> None:
-    """Call each board-input listener (hooks.add_board_input_listener) after the commit."""
+    """Call each board-input listener (hooks.add_board_input_listener), in the change's
+    transaction."""
     for listener in board_input_listeners:
-        transaction.on_commit(partial(listener, benchmark_id))
+        listener(benchmark_id)
 
 
 # Test sets ------------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
-"""The materialised boards: `recompute_board` is the one writer of `BoardEntry`, and
-`schedule_board_refresh` is how every change that moves a board asks for it (docs/boards.md)."""
+"""The materialised boards: `recompute_board` is the one writer of `BoardEntry` and of
+`BoardBuild` (docs/boards.md); `board_refresh.schedule_board_refresh` is how every change that
+moves a board asks for it."""
 
 from __future__ import annotations
 
@@ -36,7 +37,7 @@ from .enums import STATES_JUDGE_PENDING, BoardKind
 from .hooks import add_board_listener as add_board_listener  # the name callers know
 from .hooks import board_listeners
 from .intervals import enqueue_rank_intervals
-from .models import BoardEntry, BoardTotals, CategoryRating
+from .models import BoardBuild, BoardChanges, BoardEntry, BoardTotals, CategoryRating
 from .selectors import (
     BoardCandidate,
     board_candidate_rows,
@@ -48,7 +49,9 @@ from .selectors import (
 logger = logging.getLogger(__name__)
 
 
-def recompute_board(benchmark: Benchmark) -> QuerySet[BoardEntry]:
+def recompute_board(
+    benchmark: Benchmark, *, unless_built: int | None = None, wait: bool = True
+) -> QuerySet[BoardEntry]:
     """Rank the benchmark's published entries and rewrite its board: the one writer of
     `BoardEntry` (and, with `compute_rank_intervals`, of `BoardTotals`).
 
@@ -66,23 +69,60 @@ def recompute_board(benchmark: Benchmark) -> QuerySet[BoardEntry]:
     rows are written as plain tuples (`core.bulk.insert_rows`: COPY on PostgreSQL) with the
     garbage collector paused. On commit, queues the rank intervals. Idempotent.
 
-    Returns the new rows with their submissions, by board then rank, as a query: read when
-    the caller uses it (a caller that does not look costs nothing).
+    The board's changes (`BoardChanges.total`, read under the lock before the entries) are
+    recorded as built (`BoardBuild`), with the rows. With `unless_built`, nothing is done
+    when the board already includes that many changes (a recompute that committed after the
+    change did): how a burst of changes costs one recompute, not one each. Without `wait`,
+    nothing is done either when another transaction holds the benchmark's lock (a recompute
+    under way; the reaper's choice, which looks again a few seconds later).
+
+    Returns the board's rows with their submissions, by board then rank, as a query: read
+    when the caller uses it (a caller that does not look costs nothing).
     """
     with transaction.atomic():
-        benchmark = Benchmark.objects.select_for_update().get(pk=benchmark.pk)
-        # The rows' data is freed when `_rewrite_board` returns, before the collector runs
-        # again: resumed with them alive, its first collection walked every one (~0.2 s at
-        # 100,000 entries) for nothing, since none is part of a cycle.
-        with collector_paused():
-            _rewrite_board(benchmark)
-        for listener in board_listeners:  # hooks.add_board_listener
-            transaction.on_commit(partial(listener, benchmark.pk))
+        locking = Benchmark.objects.select_for_update(skip_locked=not wait)
+        locked = locking.get(pk=benchmark.pk) if wait else locking.filter(pk=benchmark.pk).first()
+        if locked is None:  # another transaction holds the lock (or the benchmark is gone)
+            logger.info("the board of benchmark %s is being recomputed elsewhere", benchmark.pk)
+        elif unless_built is None or board_built(locked.pk) < unless_built:
+            _rebuild(locked)
     return (
         BoardEntry.objects.filter(benchmark=benchmark)
         .select_related("submission")
         .order_by("board", "position")  # rank order (the unique index's)
     )
+
+
+def _rebuild(benchmark: Benchmark) -> None:
+    """`recompute_board`'s work, in its transaction, on the benchmark it locked: the rows,
+    and the changes they include."""
+    changes = board_changes(benchmark.pk)  # before the entries: a later change is not in them
+    # The rows' data is freed when `_rewrite_board` returns, before the collector runs
+    # again: resumed with them alive, its first collection walked every one (~0.2 s at
+    # 100,000 entries) for nothing, since none is part of a cycle.
+    with collector_paused():
+        _rewrite_board(benchmark)
+    BoardBuild.objects.bulk_create(
+        [BoardBuild(benchmark=benchmark, changes=changes, built_at=timezone.now())],
+        update_conflicts=True,
+        unique_fields=["benchmark"],
+        update_fields=["changes", "built_at"],
+    )
+    for listener in board_listeners:  # hooks.add_board_listener
+        transaction.on_commit(partial(listener, benchmark.pk))
+
+
+def board_changes(benchmark_id: int) -> int:
+    """How many times the benchmark's board inputs have changed (committed changes, and the
+    current transaction's own)."""
+    found = BoardChanges.objects.filter(benchmark_id=benchmark_id).values_list("total", flat=True)
+    return found.first() or 0
+
+
+def board_built(benchmark_id: int) -> int:
+    """How many of those changes the board's rows include (`BoardBuild`)."""
+    found = BoardBuild.objects.filter(benchmark_id=benchmark_id).values_list("changes", flat=True)
+    return found.first() or 0
 
 
 def _rewrite_board(benchmark: Benchmark) -> None:
@@ -530,41 +570,3 @@ def _judged_over(
 
 # Highlight classes by dense rank within a board: the best value, then the next distinct one.
 HIGHLIGHTS = {1: "best", 2: "second"}
-
-
-def schedule_board_refresh(benchmark_id: int) -> None:
-    """Recompute the benchmark's board when the current transaction commits (at once outside a
-    transaction).
-
-    Synchronous, in the committing process (the web server for a verification, the worker
-    after scoring): the board is right as soon as the change is visible, and tests and the
-    demo need no worker for it. Several changes in one transaction recompute several times;
-    each recompute is complete and idempotent, and a board of 1,000 entries takes well under a
-    second (docs/boards.md).
-    """
-    transaction.on_commit(partial(refresh_board, benchmark_id))
-
-
-def refresh_board(benchmark_id: int) -> None:
-    """Recompute a board now; if that fails, log it and queue `task_recompute_board` so the
-    worker retries. The change that asked for it has committed already and must not fail
-    because derived data could not be rebuilt."""
-    benchmark = Benchmark.objects.filter(pk=benchmark_id).first()
-    if benchmark is None:
-        return
-    try:
-        recompute_board(benchmark)
-    except Exception:
-        logger.exception(
-            "recomputing the board of benchmark %s failed; queued a retry", benchmark_id
-        )
-        enqueue_board_recompute(benchmark_id)
-
-
-def enqueue_board_recompute(benchmark_id: int) -> None:
-    # Imported here for the same reason as in enqueue_scoring.
-    from django_q.tasks import async_task
-
-    async_task(
-        "submissions.tasks.task_recompute_board", benchmark_id, q_options={"group": "boards"}
-    )

@@ -11,7 +11,7 @@ from core import audit
 from core.exceptions import InvalidTransition
 from core.workers import worker_id
 
-from .boards import schedule_board_refresh
+from .board_refresh import schedule_board_refresh
 from .enums import STATUS_TIMESTAMP_FIELD, EvaluationStatus
 from .models import Evaluation
 from .notifications import evaluation_failed_on_commit, evaluation_finished_on_commit

@@ -384,6 +384,44 @@ class BoardTotals(models.Model):
         return f"{self.board} board of benchmark {self.benchmark_id}: {self.entries} rows"
 
 
+class BoardChanges(models.Model):
+    """How many times a benchmark's board inputs have changed (docs/boards.md, "Changes and
+    builds"): counted by `board_refresh.schedule_board_refresh` in the transaction of each change, so
+    the count commits with the change or not at all. Its one writer is that function; the
+    recompute only reads it (never locks it), so a change and a recompute never wait on
+    each other here."""
+
+    benchmark = models.OneToOneField(
+        Benchmark, on_delete=models.CASCADE, primary_key=True, related_name="board_changes"
+    )
+    total = models.PositiveBigIntegerField(default=0)
+    changed_at = models.DateTimeField()  # the last change's
+
+    class Meta:
+        verbose_name_plural = "board changes"
+
+    def __str__(self) -> str:
+        return f"benchmark {self.benchmark_id}: {self.total} changes"
+
+
+class BoardBuild(models.Model):
+    """Which of a benchmark's board changes its rows include: `changes` is the
+    `BoardChanges.total` the last recompute read, under the benchmark's lock, before it read
+    the entries. Written by `recompute_board` in its own transaction (so with the rows), and
+    by no other code. A board whose count is ahead of its build is stale: the refresh that
+    was to follow the change failed or died with its process, and the board reaper
+    (`board_refresh.reap_stale_boards`) rebuilds it."""
+
+    benchmark = models.OneToOneField(
+        Benchmark, on_delete=models.CASCADE, primary_key=True, related_name="board_build"
+    )
+    changes = models.PositiveBigIntegerField(default=0)
+    built_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"benchmark {self.benchmark_id}: built after {self.changes} changes"
+
+
 class RunReplicates(models.Model):
     """Private (issue 12): what one run's metrics aggregate, and each metric on every bootstrap
     replicate. Never served: no view, serializer, admin page or export reads `contributions` or

@@ -18,7 +18,7 @@ from accounts.roles import can_view_all_entries
 from core import audit
 from core.exceptions import InvalidName, NotYourEntry
 
-from .boards import schedule_board_refresh
+from .board_refresh import schedule_board_refresh
 from .enums import SubmissionSource
 from .maintenance import update_entry_details
 from .models import Submission

@@ -18,7 +18,7 @@ from benchmark.selectors import benchmark_categories
 from core import audit
 from core.exceptions import InvalidRatings
 
-from .boards import schedule_board_refresh
+from .board_refresh import schedule_board_refresh
 from .hooks import entry_battles_reader, rating_tab_reader
 from .models import CategoryRating, Submission
 

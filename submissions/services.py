@@ -35,12 +35,13 @@ from core.exceptions import (
     QuotaExceeded,
 )
 
-from .boards import (
+from .board_refresh import (
     enqueue_board_recompute,
-    recompute_board,
+    reap_stale_boards,
     refresh_board,
     schedule_board_refresh,
 )
+from .boards import recompute_board
 from .enums import (
     EvaluationStatus,
     FailureCode,
@@ -85,6 +86,7 @@ __all__ = [
     "create_submission",
     "enqueue_board_recompute",
     "enqueue_scoring",
+    "reap_stale_boards",
     "reap_stale_evaluations",
     "recompute_board",
     "refresh_board",

@@ -26,14 +26,15 @@ def task_reap_stale_evaluations() -> int:
     return services.reap_stale_evaluations(requeue_waiting=True)
 
 
-def task_recompute_board(benchmark_id: int) -> int:
-    """Rebuild a benchmark's board (queued when a synchronous recompute failed). Returns the
-    number of rows written, or -1 if the benchmark vanished."""
+def task_recompute_board(benchmark_id: int, changes: int | None = None) -> int:
+    """Rebuild a benchmark's board (queued when a synchronous recompute failed) unless it
+    includes `changes` changes already (a later recompute did). Returns the number of rows
+    the board has, or -1 if the benchmark vanished."""
     benchmark = Benchmark.objects.filter(pk=benchmark_id).first()
     if benchmark is None:
         logger.warning("benchmark %s vanished before its board was recomputed", benchmark_id)
         return -1
-    return services.recompute_board(benchmark).count()
+    return services.recompute_board(benchmark, unless_built=changes).count()
 
 
 def task_rank_intervals(benchmark_id: int) -> int:

@@ -34,7 +34,7 @@ from django.utils import timezone
 from core import audit
 from core.exceptions import InvalidTransition, VerificationRefused
 
-from .boards import schedule_board_refresh
+from .board_refresh import schedule_board_refresh
 from .enums import VERIFICATION_NEEDS_REASON, SubmissionSource, VerificationStatus
 from .hooks import add_verification_listener as add_verification_listener  # callers' name
 from .hooks import rerun_evidence_check, verification_listeners

@@ -16,6 +16,8 @@ PODIUM_JUDGE_HEARTBEAT_SECONDS = 1
 PODIUM_SCORING_HEARTBEAT_SECONDS = 1
 PODIUM_SCORING_STALE_SECONDS = 4
 PODIUM_WORKER_REAP_SECONDS = 1
+# A board whose refresh died is rebuilt by the reaper once its change is 3 s old.
+PODIUM_BOARD_STALE_SECONDS = 3
 # An unreachable judge is probed at least every 0.2 s, so a test's outage ends quickly, and a
 # job (or re-run) gives up on an endpoint unreachable for 5 s (the cluster test raises it).
 PODIUM_JUDGE_OUTAGE_LIMIT_SECONDS = float(env_str("PODIUM_JUDGE_OUTAGE_LIMIT_SECONDS", "5"))

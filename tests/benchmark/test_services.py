@@ -1,10 +1,11 @@
 import dataclasses
 import hashlib
 import threading
+from functools import partial
 
 import pytest
 from django.core.exceptions import ImproperlyConfigured
-from django.db import connection
+from django.db import connection, transaction
 
 from benchmark.enums import RankingMethod
 from benchmark.hooks import board_input_listeners
@@ -542,11 +543,17 @@ def two_metric_benchmark():
 
 @pytest.fixture
 def board_inputs_changed():
-    """The benchmark ids the board-input listeners are called with."""
+    """The benchmark ids the board-input listeners are called with, once the change commits
+    (a listener is called in the change's transaction and defers its work to the commit, as
+    the board's refresh does)."""
     called: list[int] = []
-    add_board_input_listener(called.append)
+
+    def listener(benchmark_id: int) -> None:
+        transaction.on_commit(partial(called.append, benchmark_id))
+
+    add_board_input_listener(listener)
     yield called
-    board_input_listeners.remove(called.append)
+    board_input_listeners.remove(listener)
 
 
 def test_update_benchmark_sets_a_lexicographic_order_audited_and_recomputes_the_board(

@@ -27,7 +27,7 @@ from benchmark.models import Benchmark
 from benchmark.scoring.ranking import rank_entries
 from benchmark.selectors import active_testset, load_scoring_testset
 from core.models import AuditEvent
-from submissions.boards import recompute_board
+from submissions.boards import board_built, board_changes, recompute_board
 from submissions.enums import BoardKind, EvaluationStatus
 from submissions.models import BoardEntry, Evaluation, Submission
 from submissions.selectors import metric_specs, ranking_entry, ranking_policy
@@ -177,6 +177,13 @@ def test_two_workers_score_every_upload_once_and_one_survives_the_others_death(
                     lambda: scored_count(benchmark) == FILES,
                     FINISH_SECONDS,
                     f"not every file was scored: {scored_count(benchmark)} of {FILES}",
+                )
+                # Every change is in the board: its own refresh built it, or a later one, or
+                # the survivor's board reaper (a refresh the victim took down with it).
+                wait_for(
+                    lambda: board_built(benchmark.pk) >= board_changes(benchmark.pk),
+                    FINISH_SECONDS,
+                    "the board does not include every change",
                 )
                 finished_after = time.monotonic() - started
                 survivor.look()

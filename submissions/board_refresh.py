@@ -1,0 +1,121 @@
+"""How a change that moves a board gets it rebuilt (docs/boards.md, "Changes and builds"):
+`schedule_board_refresh` counts the change in its transaction and recomputes the board once it
+commits, a refresh whose change a later recompute built does nothing, and `reap_stale_boards`
+rebuilds a board whose refresh was lost."""
+
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+from functools import partial
+
+from django.conf import settings
+from django.db import connection, transaction
+from django.db.models import F, Value
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+
+from benchmark.models import Benchmark
+
+from .boards import board_built, recompute_board
+from .models import BoardChanges
+
+logger = logging.getLogger(__name__)
+
+
+def schedule_board_refresh(benchmark_id: int) -> None:
+    """Count a change of the benchmark's board inputs in the current transaction and
+    recompute the board when it commits (at once outside a transaction).
+
+    Synchronous, in the committing process (the web server for a verification, the worker
+    after scoring): the board is right as soon as the change is visible, and tests and the
+    demo need no worker for it. The count (`BoardChanges`) commits with the change, so a
+    refresh lost with its process is found by the board reaper (`reap_stale_boards`); and a
+    refresh finds its change built already when a recompute that committed after it ran
+    meanwhile (several changes in one transaction, a burst of scorings), and does nothing
+    (docs/boards.md, "Changes and builds").
+    """
+    transaction.on_commit(partial(refresh_board, benchmark_id, count_board_change(benchmark_id)))
+
+
+def count_board_change(benchmark_id: int) -> int:
+    """Add one to the benchmark's `BoardChanges` (created at the first change) and return the
+    new count: the one writer of `BoardChanges`, one statement (an upsert, on PostgreSQL and
+    SQLite alike), whose row lock is held until the change commits."""
+    table = connection.ops.quote_name(BoardChanges._meta.db_table)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {table} (benchmark_id, total, changed_at) VALUES (%s, 1, %s) "
+            f"ON CONFLICT (benchmark_id) DO UPDATE SET total = {table}.total + 1, "
+            "changed_at = excluded.changed_at RETURNING total",
+            [benchmark_id, _now_for_the_database()],
+        )
+        return cursor.fetchone()[0]
+
+
+def refresh_board(benchmark_id: int, changes: int | None = None) -> None:
+    """Recompute a board now, unless it already includes `changes` changes (None: whatever it
+    includes); if that fails, log it and queue `task_recompute_board` so the worker retries.
+    The change that asked for it has committed already and must not fail because derived
+    data could not be rebuilt."""
+    if changes is not None and board_built(benchmark_id) >= changes:
+        return  # built meanwhile: no lock taken, nothing read
+    benchmark = Benchmark.objects.filter(pk=benchmark_id).first()
+    if benchmark is None:
+        return
+    try:
+        recompute_board(benchmark, unless_built=changes)
+    except Exception:
+        logger.exception(
+            "recomputing the board of benchmark %s failed; queued a retry", benchmark_id
+        )
+        enqueue_board_recompute(benchmark_id, changes)
+
+
+def enqueue_board_recompute(benchmark_id: int, changes: int | None = None) -> None:
+    # Imported here for the same reason as in enqueue_scoring.
+    from django_q.tasks import async_task
+
+    async_task(
+        "submissions.tasks.task_recompute_board",
+        benchmark_id,
+        changes,
+        q_options={"group": "boards"},
+    )
+
+
+def board_stale_after() -> timedelta:
+    return timedelta(seconds=settings.PODIUM_BOARD_STALE_SECONDS)
+
+
+def reap_stale_boards() -> int:
+    """Rebuild the boards whose inputs changed more than PODIUM_BOARD_STALE_SECONDS ago and
+    that do not include the change yet: the refresh that was to follow it died with its
+    process (between the change's commit and the recompute) or failed and its retry was
+    lost. Every worker process runs this every PODIUM_WORKER_REAP_SECONDS (`core.workers`):
+    one query over a row per benchmark when nothing is stale. A board another process is
+    recomputing is left to it (its lock is skipped), and looked at again next round; the
+    recompute does nothing if a refresh built the board meanwhile. Returns how many boards
+    it rebuilt."""
+    stale = (
+        BoardChanges.objects.filter(changed_at__lt=timezone.now() - board_stale_after())
+        .annotate(built=Coalesce("benchmark__board_build__changes", Value(0)))
+        .filter(total__gt=F("built"))
+        .select_related("benchmark")
+    )
+    rebuilt = 0
+    for found in stale:
+        logger.warning(
+            "the board of benchmark %s missed %s change(s); recomputing it",
+            found.benchmark_id,
+            found.total - found.built,
+        )
+        recompute_board(found.benchmark, unless_built=found.total, wait=False)
+        rebuilt += board_built(found.benchmark_id) >= found.total
+    return rebuilt
+
+
+def _now_for_the_database():
+    """The time now as the database's driver is given it for a DateTimeField."""
+    field = BoardChanges._meta.get_field("changed_at")
+    return field.get_db_prep_save(timezone.now(), connection)
