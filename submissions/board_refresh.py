@@ -11,7 +11,7 @@ from functools import partial
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import F, Value
+from django.db.models import F, Q, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -89,18 +89,23 @@ def board_stale_after() -> timedelta:
 
 
 def reap_stale_boards() -> int:
-    """Rebuild the boards whose inputs changed more than PODIUM_BOARD_STALE_SECONDS ago and
-    that do not include the change yet: the refresh that was to follow it died with its
-    process (between the change's commit and the recompute) or failed and its retry was
-    lost. Every worker process runs this every PODIUM_WORKER_REAP_SECONDS (`core.workers`):
-    one query over a row per benchmark when nothing is stale. A board another process is
-    recomputing is left to it (its lock is skipped), and looked at again next round; the
-    recompute does nothing if a refresh built the board meanwhile. Returns how many boards
-    it rebuilt."""
+    """Rebuild the boards that do not include every change of their inputs although their
+    last change, or their last build, is older than PODIUM_BOARD_STALE_SECONDS: the refresh
+    that was to follow a change died with its process (between the change's commit and the
+    recompute) or failed and its retry was lost. The build's age covers a board whose
+    changes keep coming (its last change always young) while their refreshes are lost. Every
+    worker process runs this every PODIUM_WORKER_REAP_SECONDS (`core.workers`): one query
+    over a row per benchmark when nothing is stale. A board another process is recomputing
+    is left to it (its lock is skipped), and looked at again next round; the recompute does
+    nothing if a refresh built the board meanwhile. Returns how many boards it rebuilt."""
+    cutoff = timezone.now() - board_stale_after()
     stale = (
-        BoardChanges.objects.filter(changed_at__lt=timezone.now() - board_stale_after())
-        .annotate(built=Coalesce("benchmark__board_build__changes", Value(0)))
+        BoardChanges.objects.annotate(
+            built=Coalesce("benchmark__board_build__changes", Value(0)),
+            built_at=F("benchmark__board_build__built_at"),
+        )
         .filter(total__gt=F("built"))
+        .filter(Q(changed_at__lt=cutoff) | Q(built_at__isnull=True) | Q(built_at__lt=cutoff))
         .select_related("benchmark")
     )
     rebuilt = 0

@@ -157,6 +157,36 @@ def test_the_reaper_rebuilds_a_board_whose_refresh_was_lost(
     assert rebuilds == [benchmark.pk] * 2
 
 
+@pytest.mark.django_db
+def test_the_reaper_rebuilds_a_board_whose_changes_keep_coming_but_never_get_built(
+    medvidbench_definition, django_capture_on_commit_callbacks
+):
+    """Its last change is always young, but its last build grows old."""
+    benchmark = medvidbench_definition
+    first = scored_entry(benchmark, "A", values(), verification_status=VerificationStatus.VERIFYING)
+    services.recompute_board(benchmark)
+    with django_capture_on_commit_callbacks(execute=False):
+        verify(first)
+    BoardBuild.objects.filter(benchmark=benchmark).update(
+        built_at=timezone.now() - timedelta(seconds=60)
+    )
+    assert boards.board_built(benchmark.pk) < boards.board_changes(benchmark.pk)
+
+    assert board_refresh.reap_stale_boards() == 1
+    assert official_names(benchmark) == ["A"]
+
+
+@pytest.mark.django_db
+def test_a_board_never_built_is_rebuilt_by_the_reaper(medvidbench_definition):
+    benchmark = medvidbench_definition
+    scored_entry(benchmark, "A", values())
+    board_refresh.count_board_change(benchmark.pk)  # its refresh lost
+
+    assert board_refresh.reap_stale_boards() == 1
+    assert BoardEntry.objects.filter(benchmark=benchmark).count() == 1
+    assert board_refresh.reap_stale_boards() == 0
+
+
 @pytest.mark.django_db(transaction=True)
 def test_the_reaper_leaves_a_board_another_transaction_is_recomputing(medvidbench_definition):
     """While another connection holds the benchmark's lock (a recompute under way), the reaper
