@@ -187,6 +187,9 @@ def test_a_board_never_built_is_rebuilt_by_the_reaper(medvidbench_definition):
     assert board_refresh.reap_stale_boards() == 0
 
 
+@pytest.mark.skipif(
+    connection.vendor != "postgresql", reason="row locks (SQLite locks the whole database)"
+)
 @pytest.mark.django_db(transaction=True)
 def test_the_reaper_leaves_a_board_another_transaction_is_recomputing(medvidbench_definition):
     """While another connection holds the benchmark's lock (a recompute under way), the reaper
