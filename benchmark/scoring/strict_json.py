@@ -42,6 +42,12 @@ MAX_INT_DIGITS = 4_300
 # be stored in a PostgreSQL text column, a lone surrogate cannot be encoded as UTF-8 at all, and
 # the rest break terminals, e-mails and CSV files while no model answer needs them.
 _REFUSED_CHARACTERS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
+# The same characters as bytes, for text that is all ASCII (most files): the bytes that are not
+# refused, which `bytes.translate` deletes in one pass of C, leaving only refused ones (~0.8 ms
+# for a 1.4 MB file, where the search above takes ~6.5 ms).
+_ALLOWED_ASCII = bytes(
+    code for code in range(256) if not _REFUSED_CHARACTERS.match(chr(code)) or code > 0x7F
+)
 
 _SCAN_CHUNK = 1 << 22  # bytes per numpy step of the nesting scan: bounded temporaries
 _QUOTE, _OPEN, _CLOSE = 1, 2, 3
@@ -153,6 +159,8 @@ def text_problem(text: str) -> str | None:
     """What is wrong with `text` as text a person or a model wrote, or None: the first NUL,
     other control character (tab, line feed and carriage return are fine) or lone surrogate,
     with its code point and position."""
+    if text.isascii() and not text.encode("ascii").translate(None, _ALLOWED_ASCII):
+        return None
     found = _REFUSED_CHARACTERS.search(text)
     if found is None:
         return None

@@ -195,6 +195,24 @@ def test_tabs_line_breaks_and_paired_surrogates_are_text(test_set):
     assert text_problem(prediction) is None
 
 
+@pytest.mark.parametrize("code", range(128))
+def test_every_ascii_character_is_judged_as_in_any_other_text(code):
+    """All-ASCII text takes a shorter path (`bytes.translate`); its answer is the one the same
+    character gets beside a non-ASCII one, which takes the general path."""
+    character = chr(code)
+    ascii_text = f"cut{character}ting"
+    general = f"cut{character}ting \u00e9"
+    refused = (code < 32 and character not in "\t\n\r") or code == 127
+    found = text_problem(ascii_text)
+    assert (found is not None) == refused
+    assert found == (text_problem(general) if refused else None)
+    if refused:
+        assert found.startswith(
+            f"holds a {'NUL' if code == 0 else 'control'} character (U+{code:04X}"
+        )
+        assert "after 3 characters" in found
+
+
 # --- the length limit -----------------------------------------------------------------------
 
 
