@@ -26,7 +26,8 @@ wall time of `Client.get`, the whole request (middleware, view, template) in-pro
 same way in a child process (its own database) and prints how each figure at `--entries`
 compares with it. `--json` prints one JSON object last: `entries`, `recompute_s`,
 `warm_p50_ms`, `cold_p50_ms` and the others measured (and `compare` with the same for N, and
-the ratios).
+the ratios). The recompute's parts are printed and in `recompute_parts_s`: the read, the
+values laid out, the ranking, the rows built, the write (COPY, the server's time included).
 
 Targets (issue 16, 2-core shared machine): at 100,000 entries recompute <= 3 s, warm p50 <=
 15 ms, cold <= 60 ms, and the warm and cold page within 2x of the same at 1,000. The machine is
@@ -256,6 +257,46 @@ def add_stored_intervals(benchmark) -> int:
     return len(rows)
 
 
+# `recompute_board`'s steps, timed by `recompute_parts`: the read, the values laid out, the
+# ranking, the rows built and the write (COPY on PostgreSQL, the server's time included).
+RECOMPUTE_PARTS = {
+    "read": "board_candidate_rows",
+    "values": "_shown_values",
+    "rank": "_placed",
+    "rows": "_board_rows",
+    "write": "insert_rows",
+}
+
+
+@contextmanager
+def recompute_parts() -> Iterator[dict[str, float]]:
+    """The seconds each of `RECOMPUTE_PARTS` takes in the recompute run inside (wrapped in
+    `submissions.boards`' namespace for the duration; the rest, the JSON decoding, the delete
+    and the commit, is what the total has more)."""
+    from submissions import boards
+
+    parts: dict[str, float] = dict.fromkeys(RECOMPUTE_PARTS, 0.0)
+    originals = {name: getattr(boards, name) for name in RECOMPUTE_PARTS.values()}
+
+    def timed_part(label, function):
+        def call(*args, **kwargs):
+            started = time.perf_counter()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                parts[label] += time.perf_counter() - started
+
+        return call
+
+    for label, name in RECOMPUTE_PARTS.items():
+        setattr(boards, name, timed_part(label, originals[name]))
+    try:
+        yield parts
+    finally:
+        for name, function in originals.items():
+            setattr(boards, name, function)
+
+
 def timed_gets(client, url: str, count: int, *, before=None) -> list[float]:
     times = []
     for _ in range(count):
@@ -290,9 +331,12 @@ def measure(args: argparse.Namespace, database_url: str | None, folder: Path) ->
     elif args.intervals == "stored":
         add_stored_intervals(benchmark)
     analyse()
-    start = time.perf_counter()
-    recompute_board(benchmark)
-    recompute_s = time.perf_counter() - start
+    with recompute_parts() as parts:
+        start = time.perf_counter()
+        recompute_board(benchmark)
+        recompute_s = time.perf_counter() - start
+    shown = ", ".join(f"{name} {seconds * 1000:.0f} ms" for name, seconds in parts.items())
+    print(f"recompute_board's parts: {shown}")
     if args.intervals == "computed":
         from submissions.intervals import compute_rank_intervals
 
@@ -324,6 +368,7 @@ def measure(args: argparse.Namespace, database_url: str | None, folder: Path) ->
         "database": connection.vendor,
         "intervals": args.intervals,
         "recompute_s": round(recompute_s, 3),
+        "recompute_parts_s": {name: round(seconds, 3) for name, seconds in parts.items()},
         "board_json_s": round(board_json_s, 3),
         "page_kb": round(len(body) / 1000, 1),
         "warm_p50_ms": timed(
