@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from benchmark.models import Benchmark
 
-from .boards import board_built, recompute_board
+from .boards import board_built, rebuild_board, recompute_board
 from .models import BoardChanges
 
 logger = logging.getLogger(__name__)
@@ -110,13 +110,14 @@ def reap_stale_boards() -> int:
     )
     rebuilt = 0
     for found in stale:
-        logger.warning(
-            "the board of benchmark %s missed %s change(s); recomputing it",
-            found.benchmark_id,
-            found.total - found.built,
-        )
-        recompute_board(found.benchmark, unless_built=found.total, wait=False)
-        rebuilt += board_built(found.benchmark_id) >= found.total
+        if rebuild_board(found.benchmark, unless_built=found.total, wait=False):
+            rebuilt += 1
+            logger.warning(
+                "the board of benchmark %s was %s change(s) behind (its refresh was lost); "
+                "rebuilt it",
+                found.benchmark_id,
+                found.total - found.built,
+            )
     return rebuilt
 
 

@@ -79,18 +79,28 @@ def recompute_board(
     Returns the board's rows with their submissions, by board then rank, as a query: read
     when the caller uses it (a caller that does not look costs nothing).
     """
-    with transaction.atomic():
-        locking = Benchmark.objects.select_for_update(skip_locked=not wait)
-        locked = locking.get(pk=benchmark.pk) if wait else locking.filter(pk=benchmark.pk).first()
-        if locked is None:  # another transaction holds the lock (or the benchmark is gone)
-            logger.info("the board of benchmark %s is being recomputed elsewhere", benchmark.pk)
-        elif unless_built is None or board_built(locked.pk) < unless_built:
-            _rebuild(locked)
+    rebuild_board(benchmark, unless_built=unless_built, wait=wait)
     return (
         BoardEntry.objects.filter(benchmark=benchmark)
         .select_related("submission")
         .order_by("board", "position")  # rank order (the unique index's)
     )
+
+
+def rebuild_board(
+    benchmark: Benchmark, *, unless_built: int | None = None, wait: bool = True
+) -> bool:
+    """`recompute_board`'s transaction; True if it rewrote the rows, False if `unless_built`
+    or the lock (without `wait`) let it off."""
+    with transaction.atomic():
+        locking = Benchmark.objects.select_for_update(skip_locked=not wait)
+        locked = locking.get(pk=benchmark.pk) if wait else locking.filter(pk=benchmark.pk).first()
+        if locked is None:  # another transaction holds the lock (or the benchmark is gone)
+            return False
+        if unless_built is not None and board_built(locked.pk) >= unless_built:
+            return False
+        _rebuild(locked)
+        return True
 
 
 def _rebuild(benchmark: Benchmark) -> None:

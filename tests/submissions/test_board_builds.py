@@ -124,11 +124,12 @@ def test_a_refresh_or_task_for_a_change_already_built_does_nothing(
 
     board_refresh.refresh_board(benchmark.pk, 1)
     assert tasks.task_recompute_board(benchmark.pk, 1) == 1  # the rows it has
+    assert boards.rebuild_board(benchmark, unless_built=1) is False
     assert rebuilds == [benchmark.pk]
 
     board_refresh.refresh_board(benchmark.pk, 2)  # a change this board does not include yet
     board_refresh.refresh_board(benchmark.pk)  # no change named: always rebuilt
-    services.recompute_board(benchmark)
+    assert boards.rebuild_board(benchmark) is True
     assert rebuilds == [benchmark.pk] * 4
     assert boards.board_built(benchmark.pk) == 1  # what it read, not what it was asked
 
