@@ -113,8 +113,8 @@ def reap_stale_boards() -> int:
         if rebuild_board(found.benchmark, unless_built=found.total, wait=False):
             rebuilt += 1
             logger.warning(
-                "the board of benchmark %s was %s change(s) behind (its refresh was lost); "
-                "rebuilt it",
+                "the board of benchmark %s was %s change(s) behind; rebuilt it (a refresh "
+                "was lost, or its change had just committed on a board not rebuilt lately)",
                 found.benchmark_id,
                 found.total - found.built,
             )
