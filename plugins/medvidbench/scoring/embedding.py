@@ -369,12 +369,43 @@ class SentenceEncoder:
         by_list: dict[tuple[str, ...], list[int]] = {}
         for i, (_, candidates) in enumerate(pairs):
             by_list.setdefault(tuple(candidates), []).append(i)
+        self._fill_candidate_cache(list(by_list))
         nearest = [0] * len(pairs)
         for candidates, members in by_list.items():
             scores = cosine_scores(vectors[members], self._candidate_embeddings(candidates))
             for i, best in zip(members, np.argmax(scores, axis=1).tolist(), strict=True):
                 nearest[i] = best
         return nearest
+
+    def _fill_candidate_cache(self, lists: Sequence[tuple[str, ...]]) -> None:
+        """Put the candidate lists that are neither in memory nor in the label store into
+        memory, embedded in one call (on a machine's first run, one call per list left most
+        of each call's blocks of rows empty). The same bits as a call per list: a text's
+        embedding depends on its token sequence alone (docs/nap-engine.md, "Determinism").
+        Lists the store holds are left to `_candidate_embeddings`, which reads them."""
+        with self._cache_lock:
+            missing = [
+                candidates for candidates in lists if candidates not in self._candidate_cache
+            ]
+        store = self._label_store
+        if store is not None:
+            missing = [candidates for candidates in missing if not store.holds(candidates)]
+        if len(missing) < 2 or len(missing) > CANDIDATE_CACHE_SIZE:
+            return  # nothing to share a call with; or more than memory keeps
+        texts = list(dict.fromkeys(text for candidates in missing for text in candidates))
+        rows = self._encode(texts, remember=False)
+        index = {text: i for i, text in enumerate(texts)}
+        embedded = {
+            candidates: rows[[index[text] for text in candidates]] for candidates in missing
+        }
+        for candidates, found in embedded.items():
+            if store is not None:
+                store.put(candidates, found)
+        with self._cache_lock:
+            for candidates, found in embedded.items():
+                if len(self._candidate_cache) >= CANDIDATE_CACHE_SIZE:
+                    self._candidate_cache.pop(next(iter(self._candidate_cache)))
+                self._candidate_cache[candidates] = found
 
     def _candidate_embeddings(self, candidates: tuple[str, ...]) -> np.ndarray:
         with self._cache_lock:

@@ -115,6 +115,10 @@ class LabelStore:
         self.checked = True
         return stored
 
+    def holds(self, labels: Sequence[str]) -> bool:
+        """Whether the store has a file for the list (read, and checked, by `get`)."""
+        return self.usable and self._path(labels).is_file()
+
     def _read(self, labels: Sequence[str], dim: int) -> np.ndarray | None:
         if not self.usable:
             return None

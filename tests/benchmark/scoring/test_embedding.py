@@ -412,3 +412,37 @@ def test_nearest_candidates_agrees_with_most_similar_per_list(encoder):
     expected = [encoder.most_similar([query], list(classes))[0] for query, classes in pairs]
     assert encoder.nearest_candidates(pairs) == expected
     assert encoder.nearest_candidates([]) == []
+
+
+@pytest.mark.unit
+def test_new_candidate_lists_are_embedded_in_one_call_with_the_same_bits(encoder, monkeypatch):
+    """On a machine's first run every class list is new: they are embedded together (one
+    call for the queries, one for all the lists), each list's rows the bits it gets alone."""
+    fresh = SentenceEncoder.from_package(memo_size=0)  # nothing in its memory
+    lists = [
+        ("cutting", "tying"),
+        ("preparation", "clipping-and-cutting", "tying"),
+        ("suturing", "Tying"),
+    ]
+    pairs = [("tie it", lists[0]), ("clip", lists[1]), ("sew", lists[2]), ("cut", lists[0])]
+    calls = []
+    original = fresh._encode
+
+    def counted(texts, *, remember):
+        calls.append(list(texts))
+        return original(texts, remember=remember)
+
+    monkeypatch.setattr(fresh, "_encode", counted)
+    chosen = fresh.nearest_candidates(pairs)
+
+    assert calls == [
+        ["tie it", "clip", "sew", "cut"],
+        ["cutting", "tying", "preparation", "clipping-and-cutting", "suturing", "Tying"],
+    ]
+    for candidates in lists:
+        np.testing.assert_array_equal(
+            fresh._candidate_cache[candidates], encoder.encode(list(candidates))
+        )
+    assert chosen == [encoder.most_similar([query], list(classes))[0] for query, classes in pairs]
+    fresh.nearest_candidates(pairs)  # every list in memory now: the queries' call only
+    assert len(calls) == 3
