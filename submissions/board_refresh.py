@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from benchmark.models import Benchmark
 
-from .boards import board_built, rebuild_board, recompute_board
+from .boards import board_built, database_datetime, rebuild_board, recompute_board
 from .models import BoardChanges
 
 logger = logging.getLogger(__name__)
@@ -48,7 +48,7 @@ def count_board_change(benchmark_id: int) -> int:
             f"INSERT INTO {table} (benchmark_id, total, changed_at) VALUES (%s, 1, %s) "
             f"ON CONFLICT (benchmark_id) DO UPDATE SET total = {table}.total + 1, "
             "changed_at = excluded.changed_at RETURNING total",
-            [benchmark_id, _now_for_the_database()],
+            [benchmark_id, database_datetime(timezone.now())],
         )
         return cursor.fetchone()[0]
 
@@ -119,9 +119,3 @@ def reap_stale_boards() -> int:
                 found.total - found.built,
             )
     return rebuilt
-
-
-def _now_for_the_database():
-    """The time now as the database's driver is given it for a DateTimeField."""
-    field = BoardChanges._meta.get_field("changed_at")
-    return field.get_db_prep_save(timezone.now(), connection)

@@ -347,7 +347,7 @@ def _board_rows(
         [json.dumps(found) if found else "{}" for found in judged_over],
         intervals,
         [row.listed_at_text for row in candidates],
-        [_database_datetime(computed_at)] * count,
+        [database_datetime(computed_at)] * count,
         [row.model_name.casefold() for row in candidates],
         [row.team.casefold() for row in candidates],
         _rank_dictionaries(category_keys, list(places.category_ranks.values()), count),
@@ -414,7 +414,7 @@ def _intervals_text(row: BoardCandidate, rated: dict[str, CategoryRating]) -> st
     return json.dumps({**json.loads(stored), **overlay})
 
 
-def _database_datetime(moment: datetime) -> Any:
+def database_datetime(moment: datetime) -> Any:
     """`moment` as the database's driver is given it for a DateTimeField."""
     return BoardEntry._meta.get_field("computed_at").get_db_prep_save(moment, connection)
 

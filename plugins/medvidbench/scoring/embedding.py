@@ -401,11 +401,7 @@ class SentenceEncoder:
         for candidates, found in embedded.items():
             if store is not None:
                 store.put(candidates, found)
-        with self._cache_lock:
-            for candidates, found in embedded.items():
-                if len(self._candidate_cache) >= CANDIDATE_CACHE_SIZE:
-                    self._candidate_cache.pop(next(iter(self._candidate_cache)))
-                self._candidate_cache[candidates] = found
+            self._keep_candidates(candidates, found)
 
     def _candidate_embeddings(self, candidates: tuple[str, ...]) -> np.ndarray:
         with self._cache_lock:
@@ -418,11 +414,15 @@ class SentenceEncoder:
                 cached = fresh(candidates)
                 if store is not None:
                     store.put(candidates, cached)
-            with self._cache_lock:
-                if len(self._candidate_cache) >= CANDIDATE_CACHE_SIZE:
-                    self._candidate_cache.pop(next(iter(self._candidate_cache)))
-                self._candidate_cache[candidates] = cached
+            self._keep_candidates(candidates, cached)
         return cached
+
+    def _keep_candidates(self, candidates: tuple[str, ...], embeddings: np.ndarray) -> None:
+        """Keep a list's embeddings in memory, the oldest list given up beyond the cap."""
+        with self._cache_lock:
+            if len(self._candidate_cache) >= CANDIDATE_CACHE_SIZE:
+                self._candidate_cache.pop(next(iter(self._candidate_cache)))
+            self._candidate_cache[candidates] = embeddings
 
     def most_similar(self, queries: Sequence[str], candidates: Sequence[str]) -> list[int]:
         """Per query, the index of the candidate with the highest cosine similarity.
