@@ -15,7 +15,7 @@ def task_run_battle_job(job_id: int) -> str:
 
 
 def task_reap_battle_jobs() -> int:
-    return services.reap_stale_jobs()
+    return services.reap_stale_jobs(as_task=True)
 
 
 def task_rate_category(benchmark_id: int, category: str) -> str:

@@ -27,10 +27,14 @@ machines with different clocks agree on when a task is overdue.
 
 from __future__ import annotations
 
+import logging
 from time import sleep
 
+from django.db.models import F, Q, QuerySet
 from django_q.brokers.redis_broker import Redis
 from django_q.conf import Conf
+
+logger = logging.getLogger(__name__)
 
 # KEYS: list, taken, payloads, ids. ARGV: retry seconds, how many tasks at most.
 # Returns id, payload, id, payload, ...
@@ -123,3 +127,31 @@ class RedeliveringRedis(Redis):
 
 def _text(value: bytes | str) -> str:
     return value.decode() if isinstance(value, bytes) else value
+
+
+def broker_holds_no_task(*, holding: int = 0) -> bool:
+    """Whether the configured broker (either class) holds no task, waiting or taken by a
+    worker, but the `holding` tasks the caller itself runs as; False when it cannot say (the
+    broker unreachable). The backstops' sign that tasks the database still waits on were lost
+    (`lost_tasks`)."""
+    from django_q.brokers import get_broker
+
+    broker = get_broker()
+    try:
+        waiting, taken = broker.queue_size(), broker.lock_size()
+    except Exception:  # whatever the broker's client raises: nothing is known
+        logger.warning("the task broker could not say how many tasks it holds", exc_info=True)
+        return False
+    if waiting is None or taken is None:  # a broker class that does not count
+        return False
+    return waiting == 0 and taken <= holding
+
+
+def lost_tasks(waiting: QuerySet, *, holding: int = 0) -> list[int]:
+    """The ids of the rows of `waiting` (queued runs or jobs, each annotated with
+    `last_queued`, when it last entered the queue, and with a `sent_at`) whose task the broker
+    does not hold: those queued after their task last reached it and, once it holds no task
+    but the caller's `holding`, all of them (docs/workers.md)."""
+    if not broker_holds_no_task(holding=holding):
+        waiting = waiting.filter(Q(sent_at__isnull=True) | Q(sent_at__lt=F("last_queued")))
+    return list(waiting.values_list("pk", flat=True))

@@ -277,6 +277,7 @@ def enqueue_request(request_id: int) -> None:
     from django_q.tasks import async_task
 
     async_task("hosting.tasks.task_run_hosted_request", request_id, q_options={"group": "hosted"})
+    lifecycle.record_sent(HostedRequest, request_id)
 
 
 # --- the request's one status writer -----------------------------------------------------------
@@ -349,11 +350,11 @@ def cancel_request(request: HostedRequest, *, actor: Any) -> HostedRequest:
 # --- the reaper ---------------------------------------------------------------------------------
 
 
-def reap_stale_requests() -> int:
+def reap_stale_requests(*, as_task: bool = False) -> int:
     """Hand requests whose worker stopped beating back to the queue (or fail them once picked
     up too often), and queue again those that waited too long for a worker. Scheduled every
     minute."""
-    return lifecycle.reap(HOSTED_REQUESTS)
+    return lifecycle.reap(HOSTED_REQUESTS, as_task=as_task)
 
 
 def reap_dead_workers_requests() -> int:

@@ -14,4 +14,4 @@ def task_run_hosted_request(request_id: int) -> str:
 
 
 def task_reap_hosted_requests() -> int:
-    return services.reap_stale_requests()
+    return services.reap_stale_requests(as_task=True)

@@ -8,6 +8,7 @@ hosted evaluation), whose models inherit `inference.models.Job`: `status` (`JobS
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -16,7 +17,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import models, transaction
-from django.db.models import Q
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from core import audit
@@ -24,6 +25,8 @@ from core.exceptions import InvalidTransition
 from core.workers import worker_id
 
 from .enums import JobStatus
+
+logger = logging.getLogger(__name__)
 
 __all__ = ["JobKind", "claim", "reap", "set_status", "worker_id"]
 
@@ -99,6 +102,9 @@ def set_status(
         job.runs += 1
         job.started_at = job.started_at or now
         fields += ["worker", "heartbeat_at", "runs", "started_at"]
+    if new == JobStatus.QUEUED:
+        job.queued_at = now
+        fields.append("queued_at")
     if new.is_terminal:
         job.finished_at = now
         fields.append("finished_at")
@@ -170,10 +176,10 @@ def end_slice(kind: JobKind, job_id: int) -> None:
             transaction.on_commit(lambda: kind.enqueue(job_id))
 
 
-def reap(kind: JobKind) -> int:
-    """`reap_stale` and `requeue_lost` (the minute's Schedule runs both). Returns how many jobs
-    were touched."""
-    return reap_stale(kind) + requeue_lost(kind)
+def reap(kind: JobKind, *, as_task: bool = False) -> int:
+    """`reap_stale` and `requeue_lost` (the minute's Schedule runs both, `as_task`). Returns
+    how many jobs were touched."""
+    return reap_stale(kind) + requeue_lost(kind, as_task=as_task)
 
 
 def reap_stale(kind: JobKind) -> int:
@@ -201,17 +207,30 @@ def reap_stale(kind: JobKind) -> int:
     return touched
 
 
-def requeue_lost(kind: JobKind) -> int:
-    """Queue again jobs that have waited longer than the broker's retry for a worker (a lost
-    task: a duplicate delivery is harmless, `claim` lets one worker through). Only the
-    minute's Schedule runs this: every few seconds it would queue such a job again and again."""
+def record_sent(model: type[models.Model], job_id: int) -> None:
+    """Record that the broker took the job's task (a kind's enqueue calls this once
+    `async_task` returns): the broker delivers it, again if a worker took it and died, so
+    `requeue_lost` leaves the job to it."""
+    model.objects.filter(pk=job_id).update(sent_at=timezone.now())
+
+
+def requeue_lost(kind: JobKind, *, as_task: bool = False) -> int:
+    """Send again the tasks of queued jobs that the broker does not hold, as the scoring
+    runs' backstop does (`submissions.scoring_runs._send_again`, docs/workers.md): a job
+    queued more than `PODIUM_TASK_SEND_GRACE_SECONDS` ago and not sent since, and, once the
+    broker holds no task at all (`as_task`: but the Schedule's own), every job queued that
+    long ago. A job waiting its turn is never sent twice (each pass once sent again every job
+    waiting longer than `Q_RETRY`); a duplicate that turns up after all is refused by
+    `claim`. Only the minute's Schedule runs this. Returns how many were sent."""
+    from core.task_broker import lost_tasks  # django_q's broker: only where used
+
     now = timezone.now()
-    waiting = kind.model.objects.filter(
+    waiting = kind.model.objects.annotate(last_queued=Coalesce("queued_at", "created_at")).filter(
         status=JobStatus.QUEUED,
-        created_at__lt=now - timedelta(seconds=settings.Q_CLUSTER.get("retry", 720)),
-    ).filter(Q(heartbeat_at__isnull=True) | Q(heartbeat_at__lt=now - kind.stale_after() * 5))
-    touched = 0
-    for pk in waiting.values_list("pk", flat=True):
+        last_queued__lt=now - timedelta(seconds=settings.PODIUM_TASK_SEND_GRACE_SECONDS),
+    )
+    lost = lost_tasks(waiting, holding=1 if as_task else 0)
+    for pk in lost:
+        logger.warning("%s %s was queued but its task is lost: sending it again", kind.label, pk)
         kind.enqueue(pk)
-        touched += 1
-    return touched
+    return len(lost)

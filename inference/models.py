@@ -212,6 +212,12 @@ class Job(models.Model):
     started_at = models.DateTimeField(null=True, blank=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # When the job was last handed back to the queue (`set_status`; None: queued since it was
+    # created), and when its task last reached the broker (`lifecycle.record_sent`, called by
+    # the kind's enqueue): a job queued after it was last sent was never handed to the broker,
+    # and the minute's Schedule sends it (`lifecycle.requeue_lost`).
+    queued_at = models.DateTimeField(null=True, blank=True)
+    sent_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         abstract = True

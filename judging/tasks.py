@@ -15,4 +15,4 @@ def task_run_judge_job(job_id: int) -> str:
 
 
 def task_reap_judge_jobs() -> int:
-    return services.reap_stale_jobs()
+    return services.reap_stale_jobs(as_task=True)

@@ -191,6 +191,10 @@ class Evaluation(models.Model):
 
     created_at = models.DateTimeField(auto_now_add=True)
     queued_at = models.DateTimeField(null=True, blank=True)
+    # When the run's task last reached the broker (`enqueue_scoring`, its one writer, after
+    # the broker took it): a run queued after this was never handed to the broker, and the
+    # backstop sends it (`reap_stale_evaluations`); one sent since is the broker's to deliver.
+    sent_at = models.DateTimeField(null=True, blank=True)
     scoring_started_at = models.DateTimeField(null=True, blank=True)
     scored_at = models.DateTimeField(null=True, blank=True)
     judging_started_at = models.DateTimeField(null=True, blank=True)

@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Q
+from django.db.models import F, Q
 from django.utils import timezone
 
 from benchmark.plugins import ScoredResult, plugin_for
@@ -45,6 +45,9 @@ def enqueue_scoring(evaluation_id: int) -> None:
     async_task(
         "submissions.tasks.task_score_evaluation", evaluation_id, q_options={"group": "scoring"}
     )
+    # The broker holds the task now, and delivers it (again after `Q_RETRY` if a worker took
+    # it and died): the backstop leaves the run to it (`_send_again`).
+    Evaluation.objects.filter(pk=evaluation_id).update(sent_at=timezone.now())
 
 
 def scoring_heartbeat_seconds() -> float:
@@ -226,16 +229,16 @@ def _fail(evaluation: Evaluation, code: FailureCode, message: str) -> Evaluation
         )
 
 
-def reap_stale_evaluations(*, requeue_waiting: bool = False) -> int:
+def reap_stale_evaluations(*, requeue_waiting: bool = False, as_task: bool = False) -> int:
     """Hand runs whose worker died back to the queue, or fail them once they used up their
     attempts; returns how many were touched. A run in `scoring` is dead when its heartbeat is
     older than PODIUM_SCORING_STALE_SECONDS, or at once when its worker ran on this host and
     that process is gone. Each worker process runs this every PODIUM_WORKER_REAP_SECONDS
     (`core.workers`); it costs one indexed query when nothing is stale.
 
-    With `requeue_waiting` (the periodic schedule), runs queued for longer than the broker's
-    retry period are queued again, in case their task was lost; a duplicate delivery is
-    refused by the claim.
+    With `requeue_waiting` (the periodic schedule), queued runs whose task was lost are sent
+    again (`_send_again`); `as_task`: this call runs as a task of the broker's (the
+    schedule's), which holds that one task while it runs.
     """
     now = timezone.now()
     host = worker_id().rpartition(":")[0]
@@ -272,14 +275,31 @@ def reap_stale_evaluations(*, requeue_waiting: bool = False) -> int:
             )
             transaction.on_commit(lambda pk=pk: enqueue_scoring(pk))
     if requeue_waiting:
-        waiting = Evaluation.objects.filter(
-            status=EvaluationStatus.QUEUED,
-            queued_at__lt=now - timedelta(seconds=settings.Q_CLUSTER.get("retry", 720)),
-        )
-        for pk in waiting.values_list("pk", flat=True):
-            enqueue_scoring(pk)
-            touched += 1
+        touched += _send_again(now, holding=1 if as_task else 0)
     return touched
+
+
+def _send_again(now: datetime, *, holding: int) -> int:
+    """Send again the tasks of queued runs that the broker does not hold; how many. Both
+    brokers deliver a task again when the worker that took it dies (`Q_RETRY`), so a task is
+    lost only on its way to the broker (the process died between the run's commit and
+    `enqueue_scoring`, or the broker was unreachable then: the run was queued after it was
+    last sent), or when the broker itself loses what it held (a Redis without persistence,
+    restarted): then, once the broker holds no task at all, every run still queued. Runs
+    queued within `PODIUM_TASK_SEND_GRACE_SECONDS` are left to their sender. A run waiting
+    in a long queue is never sent twice (each pass did so once the wait passed `Q_RETRY`,
+    doubling the backlog); a duplicate that turns up after all is refused by the claim."""
+    from core.task_broker import lost_tasks  # django_q's broker: only where used
+
+    waiting = Evaluation.objects.annotate(last_queued=F("queued_at")).filter(
+        status=EvaluationStatus.QUEUED,
+        last_queued__lt=now - timedelta(seconds=settings.PODIUM_TASK_SEND_GRACE_SECONDS),
+    )
+    lost = lost_tasks(waiting, holding=holding)
+    for pk in lost:
+        logger.warning("scoring run %s was queued but its task is lost: sending it again", pk)
+        enqueue_scoring(pk)
+    return len(lost)
 
 
 # --- imported published results ---------------------------------------------------------------

@@ -22,8 +22,8 @@ def task_score_evaluation(evaluation_id: int) -> str:
 
 def task_reap_stale_evaluations() -> int:
     """The periodic backstop (every worker process also reaps every few seconds, see
-    `core.workers`): also queues again runs whose task may have been lost."""
-    return services.reap_stale_evaluations(requeue_waiting=True)
+    `core.workers`): also sends again the tasks of queued runs that were lost."""
+    return services.reap_stale_evaluations(requeue_waiting=True, as_task=True)
 
 
 def task_recompute_board(benchmark_id: int, changes: int | None = None) -> int:

@@ -168,6 +168,7 @@ def enqueue_job(job_id: int) -> None:
     from django_q.tasks import async_task
 
     async_task("verifying.tasks.task_run_rerun_job", job_id, q_options={"group": "rerun"})
+    lifecycle.record_sent(RerunJob, job_id)
 
 
 # --- the job's one status writer ---------------------------------------------------------------
@@ -484,11 +485,11 @@ def _back_to_access_granted(job: RerunJob, *, actor: Any, note: str) -> None:
 # --- the reaper ----------------------------------------------------------------------------------
 
 
-def reap_stale_reruns() -> int:
+def reap_stale_reruns(*, as_task: bool = False) -> int:
     """Hand jobs whose worker stopped beating back to the queue (or fail them once picked up
     too often), and queue again jobs that waited too long for a worker. Returns how many were
     touched. Scheduled every minute."""
-    return lifecycle.reap(RERUN_JOBS)
+    return lifecycle.reap(RERUN_JOBS, as_task=as_task)
 
 
 def reap_dead_workers_reruns() -> int:

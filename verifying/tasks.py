@@ -14,4 +14,4 @@ def task_run_rerun_job(job_id: int) -> str:
 
 
 def task_reap_rerun_jobs() -> int:
-    return services.reap_stale_reruns()
+    return services.reap_stale_reruns(as_task=True)

@@ -34,6 +34,7 @@ def enqueue_job(job_id: int) -> None:
     from django_q.tasks import async_task
 
     async_task("arena.tasks.task_run_battle_job", job_id, q_options={"group": "battles"})
+    lifecycle.record_sent(BattleJob, job_id)
 
 
 def set_job_status(
@@ -158,11 +159,11 @@ def rerun_battles(job: BattleJob, *, actor: Any) -> BattleJob:
     return new
 
 
-def reap_stale_jobs() -> int:
+def reap_stale_jobs(*, as_task: bool = False) -> int:
     """Hand jobs whose worker stopped beating back to the queue (or fail them once picked up
     too often), and queue again jobs that waited too long for a worker. Scheduled every
     minute."""
-    return lifecycle.reap(BATTLE_JOBS)
+    return lifecycle.reap(BATTLE_JOBS, as_task=as_task)
 
 
 def reap_dead_workers_jobs() -> int:

@@ -468,6 +468,10 @@ if _refused := sorted(set(PODIUM_JUDGE_KEY_ENV_ALLOWLIST) & PODIUM_NEVER_A_JUDGE
 PODIUM_SCORING_HEARTBEAT_SECONDS = env_int("PODIUM_SCORING_HEARTBEAT_SECONDS", 2)
 PODIUM_SCORING_STALE_SECONDS = env_int("PODIUM_SCORING_STALE_SECONDS", 10)
 PODIUM_WORKER_REAP_SECONDS = env_int("PODIUM_WORKER_REAP_SECONDS", 5)
+# A queued run or job whose task has not reached the broker this long after it was queued (the
+# process died between the commit and the broker, or the broker was down) is sent again by the
+# backstop schedules, as is every one queued this long when the broker holds no task at all.
+PODIUM_TASK_SEND_GRACE_SECONDS = env_int("PODIUM_TASK_SEND_GRACE_SECONDS", 60)
 # A board whose inputs changed this long ago without the change in its rows is rebuilt by the
 # board reaper (its refresh died with its process or failed; docs/boards.md). Longer than a
 # large board's recompute (~6 s at 100,000 entries), so a refresh under way is not doubled.

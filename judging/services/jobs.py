@@ -180,6 +180,7 @@ def enqueue_job(job_id: int) -> None:
     from django_q.tasks import async_task
 
     async_task("judging.tasks.task_run_judge_job", job_id, q_options={"group": "judge"})
+    lifecycle.record_sent(JudgeJob, job_id)
 
 
 # --- the job's one status writer ---------------------------------------------------------------

@@ -8,11 +8,11 @@ from inference import lifecycle
 from .jobs import JUDGE_JOBS
 
 
-def reap_stale_jobs() -> int:
+def reap_stale_jobs(*, as_task: bool = False) -> int:
     """Hand jobs whose worker stopped beating back to the queue (or fail them once they were
     picked up too often), and re-queue jobs that have waited too long for a worker. Returns
     how many were touched. Scheduled every minute."""
-    return lifecycle.reap(JUDGE_JOBS)
+    return lifecycle.reap(JUDGE_JOBS, as_task=as_task)
 
 
 def reap_dead_workers_jobs() -> int:

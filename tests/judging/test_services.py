@@ -582,13 +582,13 @@ def test_every_worker_reaps_dead_workers_jobs_but_only_the_schedule_requeues_los
 ):
     registered = {resolved(reaper) for reaper in workers._reapers}
     assert {services.reap_dead_workers_jobs, reap_dead_workers_reruns} <= registered
-    settings.Q_CLUSTER = {**settings.Q_CLUSTER, "retry": 0}
+    settings.PODIUM_TASK_SEND_GRACE_SECONDS = 0
     job = services.start_judge(scored_run, enqueue=False)  # queued, as if its task was lost
 
     with django_capture_on_commit_callbacks(execute=False):
         assert services.reap_dead_workers_jobs() == 0  # the watchdog's few-second round
     with django_capture_on_commit_callbacks(execute=False):
-        # The minute's Schedule queues it again (the ORM broker's task is counted).
+        # The minute's Schedule sends it again (tests/judging/test_lost_tasks.py).
         assert services.reap_stale_jobs() == 1
 
     job.refresh_from_db()

@@ -125,8 +125,8 @@ def test_two_workers_score_every_upload_once_and_one_survives_the_others_death(
     s3_storage, medvidbench, redis_url, tmp_path
 ):
     # The five-minute backstop (`task_reap_stale_evaluations`, created by a migration) would
-    # queue again every run waiting longer than the test's short Q_RETRY, at the cluster's
-    # first scheduler pass if an earlier test has not flushed it: without it, what brings the
+    # send again every waiting run once the broker held no task, at the cluster's first
+    # scheduler pass if an earlier test has not flushed it: without it, what brings the
     # killed worker's work back is the broker and the reaper alone, whatever ran before.
     Schedule.objects.all().delete()
     benchmark = medvidbench  # its test set imported into the bucket (`s3_storage` first)

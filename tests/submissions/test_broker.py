@@ -49,3 +49,50 @@ def test_the_orm_broker_is_the_default(settings):
         pytest.skip("Q_REDIS_URL is set in this environment")
     assert settings.Q_CLUSTER["orm"] == "default"
     assert "redis" not in settings.Q_CLUSTER
+
+
+def in_fresh_process(script: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", "import django; django.setup()\n" + script],
+        cwd=PROJECT_ROOT,
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings.test", **env},
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+
+
+COUNTING = """
+from django_q.brokers import get_broker
+from core.task_broker import broker_holds_no_task as holds_none
+broker = get_broker()
+seen = [holds_none()]
+broker.enqueue('a task')
+seen.append(holds_none())  # waiting
+tasks = broker.dequeue()
+seen += [holds_none(), holds_none(holding=1)]  # taken: the caller's own, or another's
+broker.acknowledge(tasks[0][0])
+seen.append(holds_none())
+broker.delete_queue()
+print(seen)
+"""
+
+
+def test_the_redis_broker_says_when_it_holds_no_task(redis_url):
+    # The backstops' sign that the tasks of runs still queued were lost (docs/workers.md).
+    completed = in_fresh_process(
+        COUNTING, Q_REDIS_URL=redis_url, Q_NAME=f"podium-test-{uuid.uuid4().hex}"
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout.split("\n")[-2] == "[True, False, False, True, True]"
+
+
+def test_an_unreachable_broker_is_never_taken_for_an_empty_one():
+    completed = in_fresh_process(
+        "from core.task_broker import broker_holds_no_task\nprint(broker_holds_no_task())",
+        Q_REDIS_URL="redis://127.0.0.1:9/0",
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout.strip().splitlines()[-1] == "False"
+    assert "could not say how many tasks it holds" in completed.stderr

@@ -12,6 +12,8 @@ from datetime import timedelta
 import pytest
 from django.db import connection
 from django.utils import timezone
+from django_q.models import OrmQ
+from django_q.tasks import async_task
 
 from core import workers
 from core.hooks import resolved
@@ -180,15 +182,100 @@ def test_the_reaper_fails_a_run_after_its_last_attempt(run):
     assert (run.status, run.error_code) == (EvaluationStatus.FAILED, FailureCode.TOO_MANY_ATTEMPTS)
 
 
+def scoring_tasks_held() -> list[int]:
+    """The run of each scoring task the (ORM) broker holds, waiting or taken."""
+    return [
+        queued.task["args"][0] for queued in OrmQ.objects.all() if queued.task["group"] == "scoring"
+    ]
+
+
+def queued_ago(run, *, seconds, sent_after=None):
+    """Make `run` queued `seconds` ago, its task sent `sent_after` seconds later (None: never
+    sent)."""
+    queued_at = timezone.now() - timedelta(seconds=seconds)
+    sent_at = None if sent_after is None else queued_at + timedelta(seconds=sent_after)
+    Evaluation.objects.filter(pk=run.pk).update(queued_at=queued_at, sent_at=sent_at)
+
+
+def other_task(*, taken=False):
+    """A task of some other kind in the broker, waiting or taken by a worker."""
+    async_task("math.floor", 1.5, q_options={"group": "other"})
+    if taken:
+        OrmQ.objects.filter(lock__lte=timezone.now()).update(
+            lock=timezone.now() + timedelta(minutes=10)
+        )
+
+
 @pytest.mark.django_db
-def test_the_schedule_also_queues_runs_whose_task_was_lost(
-    run, settings, django_capture_on_commit_callbacks
+def test_sending_a_run_to_the_broker_records_when(
+    benchmark, perfect_predictions, django_capture_on_commit_callbacks
 ):
-    Evaluation.objects.filter(pk=run.pk).update(queued_at=timezone.now() - timedelta(hours=1))
-    assert services.reap_stale_evaluations() == 0
+    with django_capture_on_commit_callbacks(execute=True):
+        submission = services.create_submission(
+            benchmark,
+            owner=UserFactory(),
+            details=SubmissionDetails(model_name="Sent"),
+            predictions=perfect_predictions,
+        )
+    run = submission.evaluations.get()
+    assert run.status == EvaluationStatus.QUEUED
+    assert run.sent_at is not None
+    assert run.sent_at >= run.queued_at
+    assert scoring_tasks_held() == [run.pk]
+
+
+@pytest.mark.django_db
+def test_the_schedule_sends_a_run_whose_task_never_reached_the_broker(run):
+    queued_ago(run, seconds=120)  # its process died between the commit and the broker
+    other_task()  # the broker is busy with other work
+    assert services.reap_stale_evaluations() == 0  # the workers' own reaper leaves it
     assert services.reap_stale_evaluations(requeue_waiting=True) == 1
     run.refresh_from_db()
     assert run.status == EvaluationStatus.QUEUED
+    assert run.sent_at > run.queued_at
+    assert scoring_tasks_held() == [run.pk]
+    # Sent since it was queued: the broker's to deliver, not sent a second time.
+    assert services.reap_stale_evaluations(requeue_waiting=True) == 0
+    assert scoring_tasks_held() == [run.pk]
+
+
+@pytest.mark.django_db
+def test_the_schedule_leaves_a_just_queued_run_to_its_sender(run, settings):
+    queued_ago(run, seconds=settings.PODIUM_TASK_SEND_GRACE_SECONDS - 10)
+    assert services.reap_stale_evaluations(requeue_waiting=True) == 0
+    assert scoring_tasks_held() == []
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("taken", [False, True])
+def test_a_run_waiting_in_a_long_queue_is_never_sent_twice(run, taken):
+    # Its task was sent and the broker holds tasks: it waits its turn, however long (each
+    # pass once sent every run waiting longer than Q_RETRY again, doubling the backlog).
+    queued_ago(run, seconds=3 * 3600, sent_after=0.01)
+    other_task(taken=taken)
+    for _ in range(3):
+        assert services.reap_stale_evaluations(requeue_waiting=True) == 0
+    assert scoring_tasks_held() == []
+
+
+@pytest.mark.django_db
+def test_once_the_broker_holds_no_task_every_waiting_run_is_sent_again(run):
+    # The broker lost what it held (a Redis without persistence, restarted).
+    queued_ago(run, seconds=120, sent_after=0.01)
+    assert services.reap_stale_evaluations(requeue_waiting=True) == 1
+    assert scoring_tasks_held() == [run.pk]
+    assert services.reap_stale_evaluations(requeue_waiting=True) == 0  # it holds that one
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("tasks_taken", "sent"), [(1, 1), (2, 0)])
+def test_the_schedule_does_not_count_its_own_task(run, tasks_taken, sent):
+    # Running as the schedule's task, the backstop is itself a task the broker holds.
+    queued_ago(run, seconds=120, sent_after=0.01)
+    for _ in range(tasks_taken):
+        other_task(taken=True)
+    assert services.reap_stale_evaluations(requeue_waiting=True, as_task=True) == sent
+    assert scoring_tasks_held() == [run.pk] * sent
 
 
 def test_every_worker_process_runs_the_scoring_reaper():
