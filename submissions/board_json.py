@@ -28,7 +28,7 @@ from django.db.models.functions import Cast
 from benchmark.models import Benchmark, Category, Metric
 
 from .enums import SubmissionSource, VerificationStatus
-from .models import BoardEntry
+from .models import BoardEntry, BoardPlacement
 from .selectors import category_metrics, metric_value
 
 logger = logging.getLogger(__name__)
@@ -328,7 +328,7 @@ def _write_parts(parts: list[tuple[str, str, int]]) -> None:
     binds them on the server: Django's cursor binds on the client, which escapes every text
     into one literal (a regular expression per text: 6 of the 15 s a 100,000-row board's
     writes took) that the server then parses back."""
-    meta = BoardEntry._meta
+    meta = BoardPlacement._meta
     quote = connection.ops.quote_name
     table, pk = quote(meta.db_table), quote(meta.pk.column)
     head, tail = quote("api_head"), quote("api_tail")

@@ -12,9 +12,10 @@ from dataclasses import replace
 from datetime import datetime
 from functools import partial
 from itertools import chain, repeat
-from operator import attrgetter, itemgetter
+from operator import itemgetter
 from typing import Any, NamedTuple
 
+import msgspec
 import numpy as np
 from django.db import connection, transaction
 from django.db.models import QuerySet
@@ -37,7 +38,14 @@ from .enums import STATES_JUDGE_PENDING, BoardKind
 from .hooks import add_board_listener as add_board_listener  # the name callers know
 from .hooks import board_listeners
 from .intervals import enqueue_rank_intervals
-from .models import BoardBuild, BoardChanges, BoardEntry, BoardTotals, CategoryRating
+from .models import (
+    BoardBuild,
+    BoardChanges,
+    BoardEntry,
+    BoardPlacement,
+    BoardTotals,
+    CategoryRating,
+)
 from .selectors import (
     BoardCandidate,
     board_candidate_rows,
@@ -140,22 +148,22 @@ def _rewrite_board(benchmark: Benchmark) -> None:
     metrics = list(benchmark.metrics.all())
     categories = list(benchmark.categories.all())
     judge_metrics = [metric.key for metric in metrics if metric.is_judge_metric]
-    candidates = board_candidate_rows(benchmark) if metrics else []
-    ratings = _category_ratings(benchmark, metrics, categories) if candidates else {}
-    # One decoding of every run's metrics (a JSON array of them): a call per row cost
-    # a fifth more.
-    stored = json.loads("[" + ",".join(row.metrics_json for row in candidates) + "]")
+    ratings = _category_ratings(benchmark, metrics, categories) if metrics else {}
+    # The runs' intervals are read only to overlay a rating's on them (`_intervals_text`);
+    # every other row shows its run's through the rows' view.
+    candidates = board_candidate_rows(benchmark, with_intervals=bool(ratings)) if metrics else []
+    stored = _decoded_metrics(candidates)
     shown, values = _shown_values(stored, candidates, ratings, metrics)
     places = _placed(benchmark, metrics, categories, candidates, values)
     intervals = (
         [_intervals_text(row, ratings.get(row.submission_id, {})) for row in candidates]
         if ratings
-        else [row.intervals_json or "{}" for row in candidates]  # `_intervals_text` unrated
+        else [None] * len(candidates)
     )
     official, community = BoardKind.OFFICIAL.value, BoardKind.COMMUNITY.value
     boards = [official if row.verified else community for row in candidates]  # Submission.board
     now = timezone.now()
-    BoardEntry.objects.filter(benchmark=benchmark).delete()
+    BoardPlacement.objects.filter(benchmark=benchmark).delete()
     BoardTotals.objects.filter(benchmark=benchmark).delete()
     if candidates:
         fields, rows = _board_rows(
@@ -173,13 +181,35 @@ def _rewrite_board(benchmark: Benchmark) -> None:
         # In the order of the position indexes: each insert then lands beside the one
         # before rather than anywhere in them.
         rows = sorted(rows, key=itemgetter(fields.index("overall_position")))
-        insert_rows(BoardEntry, fields, rows, as_is=_ROW_AS_IS)
-        BoardTotals.objects.bulk_create(_board_totals(benchmark, boards, intervals, now))
+        insert_rows(BoardPlacement, fields, rows, as_is=_ROW_AS_IS)
+        with_intervals = [
+            row.has_intervals if own is None else own != "{}"
+            for row, own in zip(candidates, intervals, strict=True)
+        ]
+        BoardTotals.objects.bulk_create(_board_totals(benchmark, boards, with_intervals, now))
         # The rank intervals need every row's replicates: seconds for a large board, so
         # they follow in the background (docs/statistics.md).
         transaction.on_commit(partial(enqueue_rank_intervals, benchmark.pk))
         # The rows' API JSON likewise (issue 16, `board_json`): ~0.4 s per 10,000 rows.
         transaction.on_commit(partial(enqueue_board_json, benchmark.pk))
+
+
+def _decoded_metrics(candidates: list[BoardCandidate]) -> list[dict[str, Any]]:
+    """Every run's metrics decoded, in one call for a JSON array of them (a call per row
+    cost a fifth more), by msgspec: 0.12 s against json's 0.37 s for 100,000 runs here,
+    the same dictionaries, the same doubles (both round each number's text correctly) and
+    the same integers, however large (a test compares them; orjson, as fast, turns an
+    integer past 64 bits into a float). The text is the database's (jsonb's), so standard
+    JSON; what msgspec declines that json takes (a number past a double's range) is
+    decoded by json."""
+    text = "[" + ",".join(row.metrics_json for row in candidates) + "]"
+    try:
+        return _METRICS_DECODER.decode(text)
+    except msgspec.MsgspecError:
+        return json.loads(text)
+
+
+_METRICS_DECODER = msgspec.json.Decoder()
 
 
 class BoardPlaces(NamedTuple):
@@ -280,24 +310,33 @@ def _placed(
     )
 
 
-# What `recompute_board` writes of each row, in `_board_rows`' order. The JSON columns are
-# given as JSON text, the date shown as the database's text and `computed_at` converted once
-# for the whole board (`insert_rows(as_is=...)`).
+# What `recompute_board` writes of each placement, in `_board_rows`' order. The JSON columns
+# are given as JSON text (None for SQL NULL) and `computed_at` converted once for the whole
+# board (`insert_rows(as_is=...)`).
 _ROW_FIELDS = (
-    "benchmark", "submission", "evaluation", "board", "rank", "mean_rank", "wins", "values",
-    "highlights", "judge_pending", "judged_over", "intervals", "listed_at", "computed_at",
-    "model_key", "team_key", "category_ranks", "rating_battles", "model_facts",
+    "benchmark", "submission", "evaluation", "board", "rank", "mean_rank", "wins",
+    "own_values", "highlights", "judge_pending", "judged_over", "own_intervals",
+    "computed_at", "model_key", "team_key", "category_ranks", "rating_battles",
     "metric_ranks", "rank_sum", "normalized_sum", "position", "overall_position",
 )  # fmt: skip
 _ROW_AS_IS = (
-    "values", "highlights", "judged_over", "intervals", "listed_at", "computed_at",
-    "category_ranks", "rating_battles", "model_facts", "metric_ranks",
+    "own_values", "highlights", "judged_over", "own_intervals", "computed_at",
+    "category_ranks", "rating_battles", "metric_ranks",
 )  # fmt: skip
-# JSON columns whose database default is `{}` (`db_default`): one that every row leaves empty
-# (a board without partial judgements, categories, ratings or model facts, or with no value
-# marked) is not written, and the database fills in its default rather than parsing the
-# same `{}` on every row.
-_EMPTY_BY_DEFAULT = ("highlights", "judged_over", "category_ranks", "rating_battles", "model_facts")
+# Columns a board usually leaves empty, with what they hold then: the JSON columns whose
+# database default is `{}` (`db_default`) and the placement's own values and intervals (null:
+# the run's). One that every row leaves empty (a board without partial judgements,
+# categories, ratings, or values that are not the run's, or with no value marked) is not
+# written, and the database fills in its default rather than parsing the same text on
+# every row.
+_EMPTY_BY_DEFAULT = {
+    "highlights": "{}",
+    "judged_over": "{}",
+    "category_ranks": "{}",
+    "rating_battles": "{}",
+    "own_values": None,
+    "own_intervals": None,
+}
 
 
 def _board_rows(
@@ -306,7 +345,7 @@ def _board_rows(
     shown: list[Shown],
     places: BoardPlaces,
     ratings: dict[int, dict[str, CategoryRating]],
-    intervals: list[str],
+    intervals: list[str | None],
     boards: list[str],
     *,
     metrics: list[Metric],
@@ -316,10 +355,11 @@ def _board_rows(
     """The fields written and the rows to insert, one tuple per candidate in the fields'
     order (`_ROW_FIELDS` less the columns of `_EMPTY_BY_DEFAULT` that every row leaves
     empty), built column by column (one comprehension per field, zipped into rows: a loop
-    building each row's 22 values cost three times as much). JSON that `recompute_board`
-    copies unchanged (the values when cleaning changed nothing, the intervals without a
-    rating, the model facts) keeps the database's own text; the rest is `json.dumps`' text,
-    the rank dictionaries through one format string per board."""
+    building each row's 20 values cost three times as much). The values and intervals are
+    the placement's own only where they are not its run's (`intervals` holds the overlaid
+    intervals' JSON, None for the run's): None otherwise, which the rows' view reads from
+    the run. The JSON is `json.dumps`' text, the rank dictionaries through one format string
+    per board."""
     count = len(candidates)
     rated = [ratings.get(row.submission_id, {}) for row in candidates] if ratings else []
     highlights = places.highlights
@@ -338,15 +378,11 @@ def _board_rows(
         places.rank,
         places.mean_rank,
         places.wins,
-        [
-            json.dumps(seen.values) if seen.changed else row.metrics_json
-            for row, seen in zip(candidates, shown, strict=True)
-        ],
+        [json.dumps(seen.values) if seen.changed else None for seen in shown],
         [json.dumps(highlights[index]) if index in highlights else "{}" for index in range(count)],
         [row.status in STATES_JUDGE_PENDING for row in candidates],
         [json.dumps(found) if found else "{}" for found in judged_over],
         intervals,
-        [row.listed_at_text for row in candidates],
         [database_datetime(computed_at)] * count,
         [row.model_name.casefold() for row in candidates],
         [row.team.casefold() for row in candidates],
@@ -357,29 +393,26 @@ def _board_rows(
         ]
         if ratings
         else ["{}"] * count,
-        # The submission's model facts: the stored JSON object, `{}` for none.
-        [text if text and text != "null" else "{}" for text in map(_facts_of, candidates)],
         _rank_dictionaries(metric_keys, places.metric_ranks, count),
         places.rank_sum,
         places.normalized_sum,
-        *_positions(places.rank, boards, [row.submission_id for row in candidates]),
+        *_positions(places.rank, places.official, [row.submission_id for row in candidates]),
     ]
     kept = [
         (field, column)
         for field, column in zip(_ROW_FIELDS, columns, strict=True)
-        if field not in _EMPTY_BY_DEFAULT or column.count("{}") < count
+        if field not in _EMPTY_BY_DEFAULT or column.count(_EMPTY_BY_DEFAULT[field]) < count
     ]
     return tuple(field for field, _ in kept), zip(*(column for _, column in kept), strict=True)
 
 
 def _positions(
-    ranks: list[int], boards: list[str], submissions: list[int]
+    ranks: list[int], official: np.ndarray, submissions: list[int]
 ) -> tuple[list[int], list[int]]:
-    """Each row's 1-based place in its board's rank order (ranks are unique within a board)
-    and among all rows by rank then submission id (`BoardEntry.position`,
-    `overall_position`)."""
+    """Each row's 1-based place in its board's rank order (ranks are unique within a board;
+    `official` says which rows are on the Official board) and among all rows by rank then
+    submission id (`BoardPlacement.position`, `overall_position`)."""
     rank = np.array(ranks, dtype=np.int64)
-    official = np.array([board == BoardKind.OFFICIAL.value for board in boards])
     overall = np.empty(len(rank), dtype=np.int64)
     overall[np.lexsort((np.array(submissions, dtype=np.int64), rank))] = np.arange(1, len(rank) + 1)
     position = np.empty(len(rank), dtype=np.int64)
@@ -399,14 +432,15 @@ def _rank_dictionaries(keys: list[str], ranks: list[Any], count: int) -> list[st
     return [text % row for row in zip(*ranks, strict=True)]
 
 
-def _intervals_text(row: BoardCandidate, rated: dict[str, CategoryRating]) -> str:
-    """The row's intervals as JSON text: its run's as `RunReplicates` stored them (`{}`
-    without), with a rating's 95% interval as the interval of its metric, in the
-    bootstrap's shape ([low, high] or None), so every reader of intervals shows it as it
-    shows the others."""
-    stored = row.intervals_json or "{}"
+def _intervals_text(row: BoardCandidate, rated: dict[str, CategoryRating]) -> str | None:
+    """The row's own intervals as JSON text where a rating overlays its run's: its run's as
+    `RunReplicates` stored them (`{}` without), with a rating's 95% interval as the interval
+    of its metric, in the bootstrap's shape ([low, high] or None), so every reader of
+    intervals shows it as it shows the others. None without a rating: the row shows its
+    run's (the rows' view)."""
     if not rated:
-        return stored
+        return None
+    stored = row.intervals_json or "{}"
     overlay = {
         key: None if rating.ci_low is None else [rating.ci_low, rating.ci_high]
         for key, rating in rated.items()
@@ -416,29 +450,29 @@ def _intervals_text(row: BoardCandidate, rated: dict[str, CategoryRating]) -> st
 
 def database_datetime(moment: datetime) -> Any:
     """`moment` as the database's driver is given it for a DateTimeField."""
-    return BoardEntry._meta.get_field("computed_at").get_db_prep_save(moment, connection)
+    return BoardPlacement._meta.get_field("computed_at").get_db_prep_save(moment, connection)
 
 
-_facts_of = attrgetter("facts_json")
 _NO_COUNTS = frozenset((None, "{}", "null"))  # a run's counts with nothing in them
 
 
 def _board_totals(
-    benchmark: Benchmark, boards: list[str], intervals: list[str], now: datetime
+    benchmark: Benchmark, boards: list[str], with_intervals: list[bool], now: datetime
 ) -> list[BoardTotals]:
-    """Each board's totals as the rows just written make them (`boards` and `intervals` are
-    each row's board and intervals' JSON text): its rows, those with metric intervals, none
-    with rank intervals yet (they follow in the background). None for a board without rows."""
+    """Each board's totals as the rows just written make them (`boards` and `with_intervals`
+    are each row's board and whether it shows metric intervals): its rows, those with metric
+    intervals, none with rank intervals yet (they follow in the background). None for a
+    board without rows."""
     totals = []
     for kind in BoardKind:
-        on_board = [text for board, text in zip(boards, intervals, strict=True) if board == kind]
+        on_board = [has for board, has in zip(boards, with_intervals, strict=True) if board == kind]
         if on_board:
             totals.append(
                 BoardTotals(
                     benchmark=benchmark,
                     board=kind,
                     entries=len(on_board),
-                    with_intervals=sum(text != "{}" for text in on_board),
+                    with_intervals=sum(on_board),
                     computed_at=now,
                 )
             )

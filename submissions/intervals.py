@@ -40,7 +40,7 @@ from benchmark.scoring.ranking import (
     lexicographic_costs,
 )
 
-from .models import BoardEntry, BoardTotals, Evaluation, RunReplicates
+from .models import BoardEntry, BoardPlacement, BoardTotals, Evaluation, RunReplicates
 from .selectors import metric_specs, ranking_entry, ranking_policy
 
 logger = logging.getLogger(__name__)
@@ -380,7 +380,7 @@ _RANK_FIELDS = ("rank_best", "rank_worst", "tier", "computed_at")
 def _write_rank_intervals(rows: list[tuple[Any, ...]]) -> None:
     """One UPDATE per row by primary key, sent with `executemany` (psycopg pipelines it):
     `bulk_update`'s CASE expressions spent 2.9 of 6 s building SQL for 1,000 rows."""
-    meta = BoardEntry._meta
+    meta = BoardPlacement._meta
     quote = connection.ops.quote_name
     columns = ", ".join(f"{quote(meta.get_field(name).column)} = %s" for name in _RANK_FIELDS)
     statement = f"UPDATE {quote(meta.db_table)} SET {columns} WHERE {quote(meta.pk.column)} = %s"

@@ -14,7 +14,6 @@ from django.db.models.functions import Lower
 from django.urls import reverse
 
 from benchmark.models import Benchmark, TestSet
-from core.fields import JSONTextField
 
 from .enums import (
     BoardKind,
@@ -223,209 +222,6 @@ class Evaluation(models.Model):
         return EvaluationStatus(self.status)
 
 
-class BoardEntry(models.Model):
-    """One row of a benchmark's board: a published entry, its rank and what decided it.
-
-    The board is materialised: `submissions.services.recompute_board` (the only writer) ranks
-    every published entry with `benchmark.scoring.ranking.rank_entries` and rewrites all of a
-    benchmark's rows in one transaction whenever an input changes (a run gains or loses
-    scores, an entry is verified, the ranking policy or a metric's presentation is edited).
-    Board pages read the rows as they are. `rank` is the rank shown: against the union of
-    both boards under the global scope, against the row's own board under the per-board one.
-    `highlights` marks the best and second-best value of each column within the row's board.
-    """
-
-    # Issue 16 (docs/boards.md, "Cost"): the three references are Django's (joins, and
-    # on_delete=CASCADE, which Django's collector carries out) but not the database's
-    # (`db_constraint=False`). A row is derived data its one writer rebuilds whole from the
-    # submissions and runs it reads in the same transaction, under the benchmark's row lock;
-    # and the platform never deletes a submission or a run (a superuser's admin deletion
-    # cascades to the row in Django). A database foreign key would instead check and lock
-    # (FOR KEY SHARE) every submission and run of the board on every recompute: two thirds
-    # of a 100,000-row recompute's time. No index of the benchmark's own (the rank indexes
-    # below start with it), none for the run (nothing looks a row up by its run): every
-    # index costs a 100,000-row recompute ~0.3 s.
-    benchmark = models.ForeignKey(
-        Benchmark,
-        on_delete=models.CASCADE,
-        related_name="board_entries",
-        db_index=False,
-        db_constraint=False,
-    )
-    submission = models.OneToOneField(
-        Submission, on_delete=models.CASCADE, related_name="board_entry", db_constraint=False
-    )
-    # The run whose values are shown: the submission's newest run that has scores.
-    evaluation = models.ForeignKey(
-        Evaluation,
-        on_delete=models.CASCADE,
-        related_name="+",
-        db_index=False,
-        db_constraint=False,
-    )
-    board = models.CharField(max_length=10, choices=BoardKind)
-    rank = models.PositiveIntegerField()
-    mean_rank = models.FloatField()
-    wins = models.PositiveSmallIntegerField()
-    # metric key -> value (None where missing or pending), as the run stored it.
-    values = models.JSONField(default=dict)
-    # metric key -> "best" | "second", within this row's board; absent keys are not highlighted.
-    highlights = models.JSONField(default=dict, db_default={})
-    # The run has its automatic metrics but the LLM judge has not finished (spec 5).
-    judge_pending = models.BooleanField(default=False)
-    # Judge metrics a maintainer accepted over fewer items than they have (issue 10): metric key ->
-    # {"judged": n, "items": m}; the board says so beside the value.
-    judged_over = models.JSONField(default=dict, db_default={}, blank=True)
-    # Issue 12 (docs/statistics.md): metric key -> [low, high] or None, the run's intervals as
-    # `RunReplicates` stored them ({} for a run without per-sample data: an imported row).
-    # Issue 16: `json`, not `jsonb`, on PostgreSQL (`core.fields.JSONTextField`): read whole,
-    # never searched inside.
-    intervals = JSONTextField(default=dict, blank=True)
-    # The 95% rank interval and the statistical tier within the row's board. Written after the
-    # recompute, in the background, by `submissions.intervals.compute_rank_intervals` (the one
-    # writer of these three); None until then, or when no row of the board has replicates.
-    rank_best = models.PositiveIntegerField(null=True, blank=True)
-    rank_worst = models.PositiveIntegerField(null=True, blank=True)
-    tier = models.PositiveIntegerField(null=True, blank=True)
-    # The board's date column: when the entry was verified, else when its run was scored.
-    listed_at = models.DateTimeField()
-    computed_at = models.DateTimeField()
-    # The model name and the team (team name, else institution) casefolded (issue 13, point 11):
-    # what the board's search matches and its Model and Team columns sort by, in the database
-    # and in code-point order (`selectors.board_page`), as `sort_board_rows` orders them.
-    model_key = models.CharField(max_length=400, blank=True, default="")
-    team_key = models.CharField(max_length=800, blank=True, default="")
-    # Issue 15 (docs/boards.md, "Categories"). The rank within each category's tab, ranked as
-    # `rank` is (the benchmark's scope; unique positions): category key -> rank.
-    category_ranks = models.JSONField(default=dict, db_default={}, blank=True)
-    # Rating metrics taken from `CategoryRating`: metric key -> battles behind the rating
-    # (its value is in `values`, its 95% interval in `intervals`); absent while pending.
-    rating_battles = models.JSONField(default=dict, db_default={}, blank=True)
-    # The submission's model facts, copied so the board filters them in its own query.
-    # Issue 16: these five JSON columns default to `{}` in the database too, so a recompute
-    # whose rows all leave one empty does not write it (`submissions.boards._EMPTY_BY_DEFAULT`).
-    model_facts = models.JSONField(default=dict, db_default={}, blank=True)
-    # Issue 16: what `rank_entries` said besides the rank, stored so the rankings API reads a
-    # page of rows instead of ranking the whole board again: metric key -> the rank on that
-    # metric (every metric, in the benchmark's order), and the two tiebreak values after
-    # `wins` (the sum of the per-metric ranks, the sum of the normalised scores).
-    # `json`, as `intervals` is.
-    metric_ranks = JSONTextField(default=dict, blank=True)
-    rank_sum = models.PositiveIntegerField(default=0)
-    normalized_sum = models.FloatField(default=0.0)
-    # Issue 16: the row's place in its board's rank order (1 to the board's rows) and among
-    # both boards' rows by rank then submission (the rankings API's `board=all`), so a page
-    # in rank order is a range of an index, whatever the board's size and whatever the
-    # planner's statistics of a table every recompute rewrites (`selectors.board_page`).
-    position = models.PositiveIntegerField(default=0)
-    overall_position = models.PositiveIntegerField(default=0)
-    # Issue 16: the row's rankings-API JSON on the overview, as `json.dumps` encodes it,
-    # before and after its rank interval, tier and category rank (filled in by the page:
-    # `submissions.board_json.spliced`). Written after the recompute, in the background, by
-    # `submissions.board_json.write_board_json` (the one writer of these two); empty until
-    # then (the database's default, so the recompute's COPY leaves them out), when the API
-    # builds the row instead.
-    api_head = models.TextField(blank=True, db_default="")
-    api_tail = models.TextField(blank=True, db_default="")
-
-    class Meta:
-        ordering = ["benchmark", "board", "rank"]
-        constraints = [
-            # Issue 16: one index for the pages and the invariant. A board's positions are its
-            # rank order (1 to its rows) and its ranks are never shared, so unique positions
-            # hold the board's order as unique ranks did; a separate unique index on the rank
-            # cost a 100,000-row recompute ~0.15 s of the server's time (docs/boards.md).
-            models.UniqueConstraint(
-                fields=["benchmark", "board", "position"], name="boardentry_position_unique"
-            ),
-            models.CheckConstraint(
-                condition=models.Q(board__in=BoardKind.values), name="boardentry_board_valid"
-            ),
-            models.CheckConstraint(condition=models.Q(rank__gte=1), name="boardentry_rank_gte_1"),
-        ]
-        indexes = [
-            models.Index(
-                fields=["benchmark", "overall_position"], name="boardentry_overall_position"
-            ),
-        ]
-
-    def __str__(self) -> str:
-        return f"#{self.rank} {self.board} {self.submission_id}"
-
-
-class BoardTotals(models.Model):
-    """One board's summary as its last recompute left it (issue 16): how many rows it has,
-    how many have metric intervals, rank intervals and tiers, and when it was computed. The
-    board pages and the API read this one row instead of counting the board's rows on every
-    request (`selectors.board_summary`).
-
-    Written by `recompute_board`, with the rows it writes (a board without rows has no
-    totals), and by `compute_rank_intervals` when it writes the rows' rank intervals and
-    tiers (`with_rank_intervals`, `with_tiers` and the new `computed_at`): the writers of
-    the rows these count, and no other code.
-    """
-
-    benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="board_totals")
-    board = models.CharField(max_length=10, choices=BoardKind)
-    entries = models.PositiveIntegerField()
-    # Rows whose run has metric intervals (`BoardEntry.intervals` not empty).
-    with_intervals = models.PositiveIntegerField()
-    # Rows with a rank interval (`rank_best`) and with a tier.
-    with_rank_intervals = models.PositiveIntegerField(default=0)
-    with_tiers = models.PositiveIntegerField(default=0)
-    computed_at = models.DateTimeField()
-
-    class Meta:
-        verbose_name_plural = "board totals"
-        constraints = [
-            models.UniqueConstraint(fields=["benchmark", "board"], name="boardtotals_unique"),
-            models.CheckConstraint(
-                condition=models.Q(board__in=BoardKind.values), name="boardtotals_board_valid"
-            ),
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.board} board of benchmark {self.benchmark_id}: {self.entries} rows"
-
-
-class BoardChanges(models.Model):
-    """How many times a benchmark's board inputs have changed (docs/boards.md, "Changes and
-    builds"): counted by `board_refresh.schedule_board_refresh` in the transaction of each change, so
-    the count commits with the change or not at all. Its one writer is that function; the
-    recompute only reads it (never locks it), so a change and a recompute never wait on
-    each other here."""
-
-    benchmark = models.OneToOneField(
-        Benchmark, on_delete=models.CASCADE, primary_key=True, related_name="board_changes"
-    )
-    total = models.PositiveBigIntegerField(default=0)
-    changed_at = models.DateTimeField()  # the last change's
-
-    class Meta:
-        verbose_name_plural = "board changes"
-
-    def __str__(self) -> str:
-        return f"benchmark {self.benchmark_id}: {self.total} changes"
-
-
-class BoardBuild(models.Model):
-    """Which of a benchmark's board changes its rows include: `changes` is the
-    `BoardChanges.total` the last recompute read, under the benchmark's lock, before it read
-    the entries. Written by `recompute_board` in its own transaction (so with the rows), and
-    by no other code. A board whose count is ahead of its build is stale: the refresh that
-    was to follow the change failed or died with its process, and the board reaper
-    (`board_refresh.reap_stale_boards`) rebuilds it."""
-
-    benchmark = models.OneToOneField(
-        Benchmark, on_delete=models.CASCADE, primary_key=True, related_name="board_build"
-    )
-    changes = models.PositiveBigIntegerField(default=0)
-    built_at = models.DateTimeField()
-
-    def __str__(self) -> str:
-        return f"benchmark {self.benchmark_id}: built after {self.changes} changes"
-
-
 class RunReplicates(models.Model):
     """Private (issue 12): what one run's metrics aggregate, and each metric on every bootstrap
     replicate. Never served: no view, serializer, admin page or export reads `contributions` or
@@ -564,3 +360,29 @@ class Notification(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} for {self.recipient_id}: {self.subject}"
+
+
+# The boards' models (issue 16: placements and the rows' view), in a module of their own.
+from .board_models import (  # noqa: E402
+    BoardBuild,
+    BoardChanges,
+    BoardEntry,
+    BoardPlacement,
+    BoardRow,
+    BoardTotals,
+)
+
+__all__ = [
+    "BoardBuild",
+    "BoardChanges",
+    "BoardEntry",
+    "BoardPlacement",
+    "BoardRow",
+    "BoardTotals",
+    "CategoryRating",
+    "Evaluation",
+    "Notification",
+    "NotificationKind",
+    "RunReplicates",
+    "Submission",
+]

@@ -10,17 +10,17 @@ from typing import Any, NamedTuple
 
 from django.db import connection
 from django.db.models import (
-    Case,
-    DateTimeField,
-    F,
+    BooleanField,
+    ExpressionWrapper,
     OuterRef,
+    Q,
     QuerySet,
     Subquery,
     TextField,
-    When,
+    Value,
 )
 from django.db.models.fields.json import KeyTransform
-from django.db.models.functions import Cast, Coalesce
+from django.db.models.functions import Cast
 
 from accounts.roles import can_view_all_entries
 from benchmark.models import Benchmark, Metric
@@ -187,29 +187,32 @@ def board_candidates(benchmark: Benchmark) -> list[Evaluation]:
 
 class BoardCandidate(NamedTuple):
     """One published entry as `recompute_board` reads it (issue 16): plain values, and the
-    JSON it copies onto the board as the database's own text, never decoded here."""
+    JSON it decodes or copies as the database's own text."""
 
     run_id: int
     submission_id: int
     status: str
     metrics_json: str  # the run's metrics
-    intervals_json: str | None  # its `RunReplicates.intervals` (None: no replicates)
-    facts_json: str | None  # the submission's model facts
-    # The board's date column as the database's text: the published date of a result
-    # produced elsewhere, else the verification date of a verified entry, else the scoring
-    # date of its run, else its creation.
-    listed_at_text: str
+    # Its `RunReplicates.intervals` is not empty (it has replicates with intervals).
+    has_intervals: bool
+    # That JSON (None: no replicates), read only when asked (`with_intervals`): a row keeps
+    # the run's intervals by reference, and holds its own only when a rating overlays them.
+    intervals_json: str | None
     model_name: str
     team: str  # the team name, else the institution
     verified: bool
     counts_json: str | None  # the run's result's item counts per metric (None: none)
 
 
-def board_candidate_rows(benchmark: Benchmark) -> list[BoardCandidate]:
+def board_candidate_rows(
+    benchmark: Benchmark, *, with_intervals: bool = False
+) -> list[BoardCandidate]:
     """`board_candidates` as `recompute_board` needs it for a large board: one query of plain
-    columns (no model instance), the JSON it copies as text (decoding and encoding 100,000
-    rows' intervals took longer than the whole recompute may), the date shown computed in
-    the database and only the counts out of the run's result.
+    columns (no model instance), the run's metrics as the database's text (decoded once for
+    the whole board), whether it has intervals (their text only `with_intervals`) and only
+    the counts out of the run's result. What the board's rows show of the run and the
+    submission as they are (the values, the intervals, the model facts, the date) is not
+    read: the rows' view joins it (`BoardEntry`).
 
     Every scored run of a published entry is read, and each entry's newest (the latest
     `created_at`, then the highest id) is kept here: an entry rarely has more than one, and a
@@ -218,12 +221,14 @@ def board_candidate_rows(benchmark: Benchmark) -> list[BoardCandidate]:
     statistics of a freshly filled table, compare every pair of runs: 4 to 290 s at 100,000
     entries). The creation dates are read only for the entries with several runs, in a
     second query: loading 100,000 of them cost ~0.1 s for the few that decide anything."""
-    verified_at = Case(
-        When(
-            submission__verification_status=VerificationStatus.VERIFIED,
-            then=F("submission__verified_at"),
-        ),
-        default=None,
+    has_intervals = ExpressionWrapper(
+        Q(replicates__intervals__isnull=False) & ~Q(replicates__intervals={}),
+        output_field=BooleanField(),
+    )
+    intervals = (
+        Cast("replicates__intervals", TextField())
+        if with_intervals
+        else Value(None, output_field=TextField())
     )
     runs = (
         Evaluation.objects.filter(
@@ -234,18 +239,8 @@ def board_candidate_rows(benchmark: Benchmark) -> list[BoardCandidate]:
         .order_by()
         .annotate(
             metrics_json=Cast("metrics", TextField()),
-            intervals_json=Cast("replicates__intervals", TextField()),
-            facts_json=Cast("submission__model_facts", TextField()),
-            listed_at_text=Cast(
-                Coalesce(
-                    "submission__published_at",
-                    verified_at,
-                    "scored_at",
-                    "created_at",
-                    output_field=DateTimeField(),
-                ),
-                TextField(),
-            ),
+            has_intervals=has_intervals,
+            intervals_json=intervals,
             counts_json=Cast(KeyTransform("counts", "result"), TextField()),
         )
         .values_list(
@@ -253,9 +248,8 @@ def board_candidate_rows(benchmark: Benchmark) -> list[BoardCandidate]:
             "submission_id",
             "status",
             "metrics_json",
+            "has_intervals",
             "intervals_json",
-            "facts_json",
-            "listed_at_text",
             "submission__model_name",
             "submission__team_name",
             "submission__institution",
@@ -283,7 +277,9 @@ def board_candidate_rows(benchmark: Benchmark) -> list[BoardCandidate]:
             newest[run[1]] = run
     verified = VerificationStatus.VERIFIED.value
     return [
-        BoardCandidate(*run[:8], run[8] or run[9], run[10] == verified, run[11])
+        BoardCandidate(
+            *run[:4], bool(run[4]), *run[5:7], run[7] or run[8], run[9] == verified, run[10]
+        )
         for run in newest.values()
     ]
 

@@ -15,7 +15,7 @@ from benchmark.models import Benchmark
 from benchmark.services import ensure_plugin_benchmark
 from submissions import services
 from submissions.board_json import row_parts, spliced, write_board_json
-from submissions.models import BoardEntry, Submission
+from submissions.models import BoardEntry, BoardPlacement, Submission
 from tests.submissions.test_board_recompute import POLICIES, random_board
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db]
@@ -63,7 +63,7 @@ def odd_board(benchmark, seed):
     services.recompute_board(benchmark)
     # Rank intervals and tiers on some rows (as `compute_rank_intervals` leaves them).
     for entry in BoardEntry.objects.filter(benchmark=benchmark).order_by("pk")[::3]:
-        BoardEntry.objects.filter(pk=entry.pk).update(
+        BoardPlacement.objects.filter(pk=entry.pk).update(
             rank_best=entry.rank,
             rank_worst=entry.rank + draw.randrange(3),
             tier=draw.randrange(1, 4),
@@ -97,8 +97,8 @@ def test_the_page_reads_the_stored_json_and_splices_the_rank_interval():
     odd_board(benchmark, 5)
     write_board_json(benchmark)
     first = BoardEntry.objects.filter(benchmark=benchmark).order_by("overall_position").first()
-    BoardEntry.objects.filter(pk=first.pk).update(api_head='{"stored":1,', api_tail='"x":2}')
-    BoardEntry.objects.filter(pk=first.pk).update(rank_best=2, rank_worst=9, tier=None)
+    BoardPlacement.objects.filter(pk=first.pk).update(api_head='{"stored":1,', api_tail='"x":2}')
+    BoardPlacement.objects.filter(pk=first.pk).update(rank_best=2, rank_worst=9, tier=None)
 
     content = rankings(APIClient(), benchmark, board="all", page_size=1)
 
@@ -144,11 +144,11 @@ def test_the_writer_reads_the_board_in_ranges_and_skips_the_rows_written():
     rows = BoardEntry.objects.filter(benchmark=benchmark)
     assert write_board_json(benchmark) == 60
     whole = {pk: (head, tail) for pk, head, tail in rows.values_list("pk", "api_head", "api_tail")}
-    rows.update(api_head="", api_tail="")
+    BoardPlacement.objects.filter(benchmark=benchmark).update(api_head="", api_tail="")
     # Five rows, spread over the ranges, written already (a writer that stopped midway).
     written = list(rows.order_by("overall_position").values_list("pk", flat=True)[::12])
     for pk in written:
-        rows.filter(pk=pk).update(api_head=whole[pk][0], api_tail=whole[pk][1])
+        BoardPlacement.objects.filter(pk=pk).update(api_head=whole[pk][0], api_tail=whole[pk][1])
 
     assert write_board_json(benchmark, batch=7) == 60 - len(written)  # 9 ranges, the last short
 

@@ -1,6 +1,6 @@
 """`core.fields.JSONTextField`: PostgreSQL's `json` behind a `JSONField` (issue 16). What is
-written reads back equal, through the ORM and `insert_rows`; an exact match on the whole value
-and a key's text work as on `jsonb`."""
+written reads back equal, through the ORM and `insert_rows`, on the table and through the board
+rows' view; an exact match on the whole value and a key's text work as on `jsonb`."""
 
 import pytest
 from django.db import connection
@@ -8,8 +8,8 @@ from django.db.models import FloatField
 from django.db.models.fields.json import KeyTextTransform
 from django.db.models.functions import Cast
 
-from submissions.models import BoardEntry
-from tests.submissions.factories import BoardEntryFactory
+from submissions.models import BoardEntry, BoardPlacement
+from tests.submissions.factories import BoardPlacementFactory
 
 INTERVALS = {"zeta": [0.25, 0.75], "a": None, "mid": [1e-9, 3.0]}
 
@@ -19,15 +19,24 @@ INTERVALS = {"zeta": [0.25, 0.75], "a": None, "mid": [1e-9, 3.0]}
 def test_the_columns_are_json_on_postgresql_beside_jsonb_ones():
     if connection.vendor != "postgresql":
         pytest.skip("only PostgreSQL has json beside jsonb")
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute"
-            " WHERE attrelid = %s::regclass AND attname IN"
-            " ('intervals', 'metric_ranks', 'values', 'highlights')",
-            [BoardEntry._meta.db_table],
-        )
-        types = dict(cursor.fetchall())
-    assert types == {
+
+    def types(model, names):
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute"
+                " WHERE attrelid = %s::regclass AND attname = ANY(%s)",
+                [model._meta.db_table, names],
+            )
+            return dict(cursor.fetchall())
+
+    assert types(BoardPlacement, ["own_intervals", "metric_ranks", "own_values", "highlights"]) == {
+        "own_intervals": "json",
+        "metric_ranks": "json",
+        "own_values": "jsonb",
+        "highlights": "jsonb",
+    }
+    # The rows' view shows them with the types of the run's columns they stand for.
+    assert types(BoardEntry, ["intervals", "metric_ranks", "values", "highlights"]) == {
         "intervals": "json",
         "metric_ranks": "json",
         "values": "jsonb",
@@ -38,9 +47,9 @@ def test_the_columns_are_json_on_postgresql_beside_jsonb_ones():
 @pytest.mark.integration
 @pytest.mark.django_db
 def test_values_read_back_equal_and_look_ups_work_as_on_jsonb():
-    row = BoardEntryFactory(intervals=INTERVALS, metric_ranks={"b": 2, "a": 1})
-    other = BoardEntryFactory(intervals={}, metric_ranks={})
-    row.refresh_from_db()
+    placed = BoardPlacementFactory(own_intervals=INTERVALS, metric_ranks={"b": 2, "a": 1})
+    other_placed = BoardPlacementFactory(own_intervals={}, metric_ranks={})
+    row, other = (BoardEntry.objects.get(pk=found.pk) for found in (placed, other_placed))
     assert (row.intervals, row.metric_ranks) == (INTERVALS, {"b": 2, "a": 1})
     assert list(BoardEntry.objects.filter(intervals={}).values_list("pk", flat=True)) == [other.pk]
     assert list(BoardEntry.objects.exclude(intervals={}).values_list("pk", flat=True)) == [row.pk]
@@ -53,6 +62,6 @@ def test_values_read_back_equal_and_look_ups_work_as_on_jsonb():
         INTERVALS,
         {},
     ]
-    BoardEntry.objects.filter(pk=other.pk).update(metric_ranks={"c": 3})
+    BoardPlacement.objects.filter(pk=other.pk).update(metric_ranks={"c": 3})
     other.refresh_from_db()
     assert other.metric_ranks == {"c": 3}

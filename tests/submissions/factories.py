@@ -3,7 +3,7 @@ from django.utils import timezone
 
 from core.text import confusable_key
 from submissions.enums import BoardKind, EvaluationStatus
-from submissions.models import BoardEntry, Evaluation, Submission
+from submissions.models import BoardPlacement, Evaluation, Submission
 from tests.accounts.factories import UserFactory
 from tests.benchmark.factories import BenchmarkFactory
 
@@ -31,12 +31,12 @@ class EvaluationFactory(factory.django.DjangoModelFactory):
     requested_by = factory.LazyAttribute(lambda evaluation: evaluation.submission.owner)
 
 
-class BoardEntryFactory(factory.django.DjangoModelFactory):
-    """A materialised board row. Boards are written by `recompute_board`; this is for tests of
-    the reading side only."""
+class BoardPlacementFactory(factory.django.DjangoModelFactory):
+    """A board row's placement (read as a `BoardEntry`). Boards are written by
+    `recompute_board`; this is for tests of the reading side only."""
 
     class Meta:
-        model = BoardEntry
+        model = BoardPlacement
 
     submission = factory.SubFactory(SubmissionFactory, publish=True)
     benchmark = factory.SelfAttribute("submission.benchmark")
@@ -50,7 +50,6 @@ class BoardEntryFactory(factory.django.DjangoModelFactory):
     position = factory.SelfAttribute("rank")  # unique within a board, as the ranks are
     mean_rank = 1.0
     wins = 0
-    listed_at = factory.LazyFunction(timezone.now)
     computed_at = factory.LazyFunction(timezone.now)
 
 

@@ -5,20 +5,29 @@ ties, missing, pending, uncleaned and near-half values, older and newer runs, ju
 counts, intervals and both boards, under each ranking policy and scope; and the boards'
 totals are the rows' own."""
 
-import importlib
+import json
 import random
+import struct
 from datetime import timedelta
+from types import SimpleNamespace
 
 import pytest
-from django.apps import apps as django_apps
-from django.db.models import F
 from django.utils import timezone
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from benchmark.models import Benchmark
 from benchmark.services import ensure_plugin_benchmark
 from submissions import boards, services
 from submissions.enums import EvaluationStatus, SubmissionSource, VerificationStatus
-from submissions.models import BoardEntry, BoardTotals, Evaluation, RunReplicates, Submission
+from submissions.models import (
+    BoardEntry,
+    BoardPlacement,
+    BoardTotals,
+    Evaluation,
+    RunReplicates,
+    Submission,
+)
 from submissions.selectors import BoardFilter, BoardSort, board_entries, board_ordering, board_page
 
 from .board_reference import reference_rows, stored_rows
@@ -149,6 +158,38 @@ def test_a_recompute_stores_what_the_reference_computes(policy, seed):
     assert stored_rows(benchmark) == before
 
 
+@pytest.mark.parametrize("seed", [1, 2])
+def test_placements_hold_only_what_their_runs_do_not_and_each_place_once(seed):
+    """The rows' view shows each run's own values and intervals: a placement holds values
+    only where cleaning changed its run's (text, integers), intervals only with a rating
+    (none here). No unique index holds the positions and submissions (docs/boards.md), so
+    the writer does: each board's positions are 1 to its rows, each submission placed
+    once, after every recompute."""
+    benchmark = ensure_plugin_benchmark("medvidbench")
+    random_board(benchmark, seed)
+    for _ in range(2):  # the second writes over the first's rows in one transaction
+        services.recompute_board(benchmark)
+
+    placements = BoardPlacement.objects.filter(benchmark=benchmark)
+    for board in ("official", "community"):
+        positions = sorted(placements.filter(board=board).values_list("position", flat=True))
+        assert positions == list(range(1, len(positions) + 1))
+    submissions = list(placements.values_list("submission_id", flat=True))
+    assert len(submissions) == len(set(submissions)) == 60
+    assert not placements.filter(own_intervals__isnull=False).exists()
+    for placement in placements.select_related("evaluation"):
+        stored = placement.evaluation.metrics
+        clean = all(value is None or type(value) is float for value in stored.values())
+        assert (placement.own_values is None) == clean, stored
+        if not clean:
+            assert placement.own_values == {
+                key: value
+                if type(value) is float
+                else (float(value) if type(value) is int else None)
+                for key, value in stored.items()
+            }
+
+
 @pytest.mark.parametrize("policy", POLICIES.values(), ids=POLICIES.keys())
 def test_a_board_of_clean_values_is_laid_out_in_bulk_as_the_reference_ranks_it(policy, monkeypatch):
     benchmark = ensure_plugin_benchmark("medvidbench")
@@ -257,21 +298,36 @@ def test_a_page_in_rank_order_is_the_range_of_positions_the_whole_order_gives(sc
         assert shown == expected
 
 
-def test_the_migration_fills_what_a_recompute_stores():
-    """0019 gives the boards already on the database their totals, positions, per-metric ranks
-    and tiebreak values as `recompute_board` would (run here with the current models)."""
-    migration = importlib.import_module("submissions.migrations.0020_fill_board_totals_and_ranks")
-    benchmark = ensure_plugin_benchmark("medvidbench")
-    random_board(benchmark, 5, count=30)
-    services.recompute_board(benchmark)
-    expected, totals = stored_rows(benchmark), board_totals(benchmark)
-    # Positions none of the board's (they are unique within a board since 0023, which the
-    # migration precedes; the filled ones, 1 to the board's rows, never meet these).
-    BoardEntry.objects.update(metric_ranks={}, rank_sum=0, normalized_sum=0.0)
-    BoardEntry.objects.update(position=F("id") + 1_000_000, overall_position=0)
-    BoardTotals.objects.all().delete()
+@pytest.mark.unit
+@pytest.mark.django_db(False)
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.dictionaries(
+            st.text(min_size=1, max_size=12),
+            st.one_of(
+                st.none(),
+                st.floats(allow_nan=False, allow_infinity=False),
+                st.integers(min_value=-(2**70), max_value=2**70),
+                st.just(10**400),
+            ),
+            max_size=12,
+        ),
+        max_size=20,
+    )
+)
+def test_the_runs_metrics_decode_as_json_decodes_them(runs):
+    """msgspec (the recompute's decoder) gives json's dictionaries: the same doubles bit for
+    bit, the same integers past 64 bits, and a number past a double's range through json."""
+    candidates = [SimpleNamespace(metrics_json=json.dumps(run)) for run in runs]
 
-    migration.fill(django_apps, None)
+    decoded = boards._decoded_metrics(candidates)
 
-    assert stored_rows(benchmark) == expected
-    assert board_totals(benchmark) == totals
+    expected = json.loads("[" + ",".join(row.metrics_json for row in candidates) + "]")
+    assert decoded == expected
+    for got, want in zip(decoded, expected, strict=True):
+        assert list(got) == list(want)
+        assert [type(value) for value in got.values()] == [type(value) for value in want.values()]
+        assert [struct.pack("<d", value) for value in got.values() if type(value) is float] == [
+            struct.pack("<d", value) for value in want.values() if type(value) is float
+        ]

@@ -14,7 +14,7 @@ from django.urls import reverse
 from benchmark.models import Benchmark
 from submissions.enums import VerificationStatus
 from submissions.intervals import compute_rank_intervals
-from submissions.models import BoardEntry, RunReplicates, Submission
+from submissions.models import BoardEntry, BoardPlacement, RunReplicates, Submission
 from submissions.selectors.entry_page import entry_for_viewer, entry_page
 from submissions.services import import_published_result
 from submissions.verification import set_verification_status
@@ -174,8 +174,8 @@ def test_the_board_best_and_the_leader_are_the_boards_own(board):
 def test_a_judge_metric_accepted_over_a_subset_says_over_how_many_items(board):
     entry = BoardEntry.objects.get(submission=board["noisy"])
     values = {**entry.values, "DVC_llm": 2.5}
-    BoardEntry.objects.filter(pk=entry.pk).update(
-        values=values, judged_over={"DVC_llm": {"judged": 2460, "items": 2472}}
+    BoardPlacement.objects.filter(pk=entry.pk).update(
+        own_values=values, judged_over={"DVC_llm": {"judged": 2460, "items": 2472}}
     )
     run = entry.evaluation
     run.metrics = {**run.metrics, "DVC_llm": 2.5}
@@ -189,7 +189,7 @@ def test_a_judge_metric_accepted_over_a_subset_says_over_how_many_items(board):
 def test_entries_in_one_tier_are_said_to_be_statistically_tied(board):
     entry = BoardEntry.objects.get(submission=board["noisy"])
     others = BoardEntry.objects.filter(board=entry.board).exclude(pk=entry.pk)
-    BoardEntry.objects.filter(pk__in=[entry.pk, others[0].pk]).update(tier=7)
+    BoardPlacement.objects.filter(pk__in=[entry.pk, others[0].pk]).update(tier=7)
     tied_with = others[0].submission.model_name
 
     text = text_of(page_of(Client(), board["noisy"]))

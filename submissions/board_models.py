@@ -1,0 +1,295 @@
+"""The materialised boards' models (docs/boards.md), re-exported by `submissions.models`.
+
+A board row is two things (issue 16, "Placements and the rows' view"):
+
+- `BoardPlacement`, a table: where `recompute_board` put each published entry (its board, rank,
+  positions, per-metric ranks, marks), rewritten whole by every recompute. It holds nothing
+  that the entry's submission or run already holds.
+- `BoardEntry`, a database view over the placements joined to their runs and submissions: the
+  row every reader reads, with the values and intervals the run holds (or the placement's own
+  where a rating overlays them), the model facts and the date shown. Read-only; it has no
+  writer of its own.
+"""
+
+from __future__ import annotations
+
+from django.db import models
+
+from benchmark.models import Benchmark
+from core.fields import JSONTextField
+
+from .enums import BoardKind
+
+
+class BoardRow(models.Model):
+    """What a board row holds that its recompute (or the background writers after it)
+    decides: the fields `BoardPlacement` stores and `BoardEntry` shows as they are."""
+
+    board = models.CharField(max_length=10, choices=BoardKind)
+    rank = models.PositiveIntegerField()
+    mean_rank = models.FloatField()
+    wins = models.PositiveSmallIntegerField()
+    # metric key -> "best" | "second", within this row's board; absent keys are not highlighted.
+    highlights = models.JSONField(default=dict, db_default={})
+    # The run has its automatic metrics but the LLM judge has not finished (spec 5).
+    judge_pending = models.BooleanField(default=False)
+    # Judge metrics a maintainer accepted over fewer items than they have (issue 10): metric key ->
+    # {"judged": n, "items": m}; the board says so beside the value.
+    judged_over = models.JSONField(default=dict, db_default={}, blank=True)
+    # The 95% rank interval and the statistical tier within the row's board. Written after the
+    # recompute, in the background, by `submissions.intervals.compute_rank_intervals` (the one
+    # writer of these three); None until then, or when no row of the board has replicates.
+    rank_best = models.PositiveIntegerField(null=True, blank=True)
+    rank_worst = models.PositiveIntegerField(null=True, blank=True)
+    tier = models.PositiveIntegerField(null=True, blank=True)
+    computed_at = models.DateTimeField()
+    # The model name and the team (team name, else institution) casefolded (issue 13, point 11):
+    # what the board's search matches and its Model and Team columns sort by, in the database
+    # and in code-point order (`selectors.board_page`), as `sort_board_rows` orders them.
+    model_key = models.CharField(max_length=400, blank=True, default="")
+    team_key = models.CharField(max_length=800, blank=True, default="")
+    # Issue 15 (docs/boards.md, "Categories"). The rank within each category's tab, ranked as
+    # `rank` is (the benchmark's scope; unique positions): category key -> rank.
+    category_ranks = models.JSONField(default=dict, db_default={}, blank=True)
+    # Rating metrics taken from `CategoryRating`: metric key -> battles behind the rating
+    # (its value is in `values`, its 95% interval in `intervals`); absent while pending.
+    # Issue 16: these JSON columns default to `{}` in the database too, so a recompute whose
+    # rows all leave one empty does not write it (`submissions.boards._EMPTY_BY_DEFAULT`).
+    rating_battles = models.JSONField(default=dict, db_default={}, blank=True)
+    # Issue 16: what `rank_entries` said besides the rank, stored so the rankings API reads a
+    # page of rows instead of ranking the whole board again: metric key -> the rank on that
+    # metric (every metric, in the benchmark's order), and the two tiebreak values after
+    # `wins` (the sum of the per-metric ranks, the sum of the normalised scores).
+    # `json`, not `jsonb`, on PostgreSQL (`core.fields.JSONTextField`): read whole, never
+    # searched inside.
+    metric_ranks = JSONTextField(default=dict, blank=True)
+    rank_sum = models.PositiveIntegerField(default=0)
+    normalized_sum = models.FloatField(default=0.0)
+    # Issue 16: the row's place in its board's rank order (1 to the board's rows) and among
+    # both boards' rows by rank then submission (the rankings API's `board=all`), so a page
+    # in rank order is a range of an index, whatever the board's size and whatever the
+    # planner's statistics of a table every recompute rewrites (`selectors.board_page`).
+    position = models.PositiveIntegerField(default=0)
+    overall_position = models.PositiveIntegerField(default=0)
+    # Issue 16: the row's rankings-API JSON on the overview, as `json.dumps` encodes it,
+    # before and after its rank interval, tier and category rank (filled in by the page:
+    # `submissions.board_json.spliced`). Written after the recompute, in the background, by
+    # `submissions.board_json.write_board_json` (the one writer of these two); empty until
+    # then (the database's default, so the recompute's COPY leaves them out), when the API
+    # builds the row instead.
+    api_head = models.TextField(blank=True, db_default="")
+    api_tail = models.TextField(blank=True, db_default="")
+
+    class Meta:
+        abstract = True
+
+    def __str__(self) -> str:
+        return f"#{self.rank} {self.board} {self.submission_id}"  # type: ignore[attr-defined]
+
+
+class BoardPlacement(BoardRow):
+    """Where a benchmark's last recompute placed one published entry: the table behind
+    `BoardEntry`. `submissions.boards.recompute_board` is its only writer of rows (it replaces
+    a benchmark's placements in one transaction whenever an input changes);
+    `compute_rank_intervals` and `write_board_json` fill in their own columns afterwards.
+
+    Issue 16: a placement holds only what the recompute decides. The values and intervals it
+    shows are its run's (`BoardEntry` joins them), so a 100,000-row recompute no longer
+    copies every run's JSON through Python into the board and back: `own_values` and
+    `own_intervals` are set only where the row shows something its run does not hold (a
+    rating category's rating overlaid on the run's metrics, a stored value that is not a
+    finite number cleaned to null), and null otherwise.
+    """
+
+    # The three references are Django's (joins, and on_delete=CASCADE, which Django's
+    # collector carries out) but not the database's (`db_constraint=False`). A row is derived
+    # data its one writer rebuilds whole from the submissions and runs it reads in the same
+    # transaction, under the benchmark's row lock; and the platform never deletes a
+    # submission or a run (a superuser's admin deletion cascades to the row in Django). A
+    # database foreign key would instead check and lock (FOR KEY SHARE) every submission and
+    # run of the board on every recompute: two thirds of a 100,000-row recompute's time. No
+    # index of the benchmark's own (the position indexes below start with it), none for the
+    # run (nothing looks a row up by its run): every index costs a 100,000-row recompute.
+    benchmark = models.ForeignKey(
+        Benchmark,
+        on_delete=models.CASCADE,
+        related_name="board_placements",
+        db_index=False,
+        db_constraint=False,
+    )
+    # One placement per submission (a benchmark's recompute places each of its published
+    # entries once), kept by its one writer rather than by a unique index: see Meta.
+    submission = models.ForeignKey(
+        "submissions.Submission",
+        on_delete=models.CASCADE,
+        related_name="+",
+        db_constraint=False,
+    )
+    # The run whose values are shown: the submission's newest run that has scores.
+    evaluation = models.ForeignKey(
+        "submissions.Evaluation",
+        on_delete=models.CASCADE,
+        related_name="+",
+        db_index=False,
+        db_constraint=False,
+    )
+    # The values shown where they are not the run's own metrics (null: the run's).
+    own_values = models.JSONField(null=True, blank=True)
+    # The intervals shown where they are not the run's `RunReplicates.intervals` (null: the
+    # run's, `{}` for a run without replicates).
+    own_intervals = JSONTextField(null=True, blank=True)
+
+    class Meta:
+        # Issue 16: no unique index. A recompute deletes a benchmark's placements and writes
+        # them again in one transaction, so every new row has the key of a row it deleted (the
+        # same positions, the same submissions), and a unique index checks each against the
+        # deleted row's heap tuple: ~0.4-0.5 s of a 100,000-row recompute's COPY, a quarter of
+        # the server's part (docs/boards.md, "Placements and the rows' view"). A board's
+        # positions (1 to its rows, in rank order) and its one placement per submission are
+        # its one writer's, under the benchmark's lock, and tested
+        # (tests/submissions/test_board_recompute.py).
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(board__in=BoardKind.values), name="boardplacement_board_valid"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(rank__gte=1), name="boardplacement_rank_gte_1"
+            ),
+        ]
+        indexes = [
+            # The pages' ranges of positions, the order `recompute_board` returns, the home
+            # page's leader at position 1.
+            models.Index(fields=["benchmark", "board", "position"], name="boardplacement_position"),
+            # The rankings API's `board=all`.
+            models.Index(fields=["benchmark", "overall_position"], name="boardplacement_overall"),
+        ]
+
+
+class BoardEntry(BoardRow):
+    """One row of a benchmark's board, as every reader reads it: a published entry, its rank
+    and what decided it, its values and intervals.
+
+    A database view (`submissions_boardentry`, created by migration 0027): each
+    `BoardPlacement` with its run's metrics as `values` and its `RunReplicates.intervals` as
+    `intervals` (the placement's own where it has them), its submission's model facts, and
+    the date shown. Read-only: rows are written as placements, by `recompute_board`, which
+    ranks every published entry with `benchmark.scoring.ranking` whenever an input changes (a
+    run gains or loses scores, an entry is verified, the ranking policy or a metric's
+    presentation is edited). Board pages read the rows as they are. `rank` is the rank shown:
+    against the union of both boards under the global scope, against the row's own board
+    under the per-board one. `highlights` marks the best and second-best value of each
+    column within the row's board.
+
+    The values are read from the run when the row is read. A run's metrics change only with
+    its status (scored, judged, re-scored, accepted partially), and each such change
+    schedules the recompute that places the row again, in the same commit's aftermath; a page
+    cached in between is keyed by the previous `computed_at` and replaced by that recompute.
+    """
+
+    benchmark = models.ForeignKey(
+        Benchmark,
+        on_delete=models.DO_NOTHING,
+        related_name="board_entries",
+        db_constraint=False,
+    )
+    submission = models.OneToOneField(
+        "submissions.Submission",
+        on_delete=models.DO_NOTHING,
+        related_name="board_entry",
+        db_constraint=False,
+    )
+    evaluation = models.ForeignKey(
+        "submissions.Evaluation",
+        on_delete=models.DO_NOTHING,
+        related_name="+",
+        db_constraint=False,
+    )
+    # metric key -> value (None where missing or pending), as the run stored it, cleaned (a
+    # finite number or None), a rating metric's from the entry's rating.
+    values = models.JSONField(default=dict)
+    # Issue 12 (docs/statistics.md): metric key -> [low, high] or None, the run's intervals as
+    # `RunReplicates` stored them ({} for a run without per-sample data: an imported row).
+    intervals = JSONTextField(default=dict, blank=True)
+    # The board's date column: the published date of a result produced elsewhere, else the
+    # verification date of a verified entry, else the scoring date of its run.
+    listed_at = models.DateTimeField()
+    # The submission's model facts, so the board filters them in its own query.
+    model_facts = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        managed = False
+        db_table = "submissions_boardentry"
+        ordering = ["benchmark", "board", "rank"]
+
+
+class BoardTotals(models.Model):
+    """One board's summary as its last recompute left it (issue 16): how many rows it has,
+    how many have metric intervals, rank intervals and tiers, and when it was computed. The
+    board pages and the API read this one row instead of counting the board's rows on every
+    request (`selectors.board_summary`).
+
+    Written by `recompute_board`, with the rows it writes (a board without rows has no
+    totals), and by `compute_rank_intervals` when it writes the rows' rank intervals and
+    tiers (`with_rank_intervals`, `with_tiers` and the new `computed_at`): the writers of
+    the rows these count, and no other code.
+    """
+
+    benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="board_totals")
+    board = models.CharField(max_length=10, choices=BoardKind)
+    entries = models.PositiveIntegerField()
+    # Rows whose run has metric intervals (`BoardEntry.intervals` not empty).
+    with_intervals = models.PositiveIntegerField()
+    # Rows with a rank interval (`rank_best`) and with a tier.
+    with_rank_intervals = models.PositiveIntegerField(default=0)
+    with_tiers = models.PositiveIntegerField(default=0)
+    computed_at = models.DateTimeField()
+
+    class Meta:
+        verbose_name_plural = "board totals"
+        constraints = [
+            models.UniqueConstraint(fields=["benchmark", "board"], name="boardtotals_unique"),
+            models.CheckConstraint(
+                condition=models.Q(board__in=BoardKind.values), name="boardtotals_board_valid"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.board} board of benchmark {self.benchmark_id}: {self.entries} rows"
+
+
+class BoardChanges(models.Model):
+    """How many times a benchmark's board inputs have changed (docs/boards.md, "Changes and
+    builds"): counted by `board_refresh.schedule_board_refresh` in the transaction of each change, so
+    the count commits with the change or not at all. Its one writer is that function; the
+    recompute only reads it (never locks it), so a change and a recompute never wait on
+    each other here."""
+
+    benchmark = models.OneToOneField(
+        Benchmark, on_delete=models.CASCADE, primary_key=True, related_name="board_changes"
+    )
+    total = models.PositiveBigIntegerField(default=0)
+    changed_at = models.DateTimeField()  # the last change's
+
+    class Meta:
+        verbose_name_plural = "board changes"
+
+    def __str__(self) -> str:
+        return f"benchmark {self.benchmark_id}: {self.total} changes"
+
+
+class BoardBuild(models.Model):
+    """Which of a benchmark's board changes its rows include: `changes` is the
+    `BoardChanges.total` the last recompute read, under the benchmark's lock, before it read
+    the entries. Written by `recompute_board` in its own transaction (so with the rows), and
+    by no other code. A board whose count is ahead of its build is stale: the refresh that
+    was to follow the change failed or died with its process, and the board reaper
+    (`board_refresh.reap_stale_boards`) rebuilds it."""
+
+    benchmark = models.OneToOneField(
+        Benchmark, on_delete=models.CASCADE, primary_key=True, related_name="board_build"
+    )
+    changes = models.PositiveBigIntegerField(default=0)
+    built_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"benchmark {self.benchmark_id}: built after {self.changes} changes"
