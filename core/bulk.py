@@ -137,7 +137,12 @@ def _column_text(values: Sequence[Any]) -> Sequence[str]:
     (`_mixed_column_text`)."""
     first = values[0]
     kind = type(first)
-    if len(values) > 1 and kind is not str and values.count(first) == len(values):
+    if (
+        len(values) > 1
+        and kind is not str
+        and values[-1] == first  # most columns differ here: no count
+        and values.count(first) == len(values)
+    ):
         # One value throughout (the board's benchmark, its computed_at): converted once.
         return [_column_text(values[:1])[0]] * len(values)
     # A value of another type than the first, None included, makes the conversion raise.
