@@ -20,7 +20,7 @@ from django.db.models import (
     Value,
 )
 from django.db.models.fields.json import KeyTransform
-from django.db.models.functions import Cast
+from django.db.models.functions import Cast, Coalesce, NullIf
 
 from accounts.roles import can_view_all_entries
 from benchmark.models import Benchmark, Metric
@@ -241,8 +241,15 @@ def board_candidate_rows(
             metrics_json=Cast("metrics", TextField()),
             has_intervals=has_intervals,
             intervals_json=intervals,
+            # The team name, else the institution; whether the entry is verified (its board).
+            team=Coalesce(NullIf("submission__team_name", Value("")), "submission__institution"),
+            verified=ExpressionWrapper(
+                Q(submission__verification_status=VerificationStatus.VERIFIED),
+                output_field=BooleanField(),
+            ),
             counts_json=Cast(KeyTransform("counts", "result"), TextField()),
         )
+        # `BoardCandidate`'s fields, in its order.
         .values_list(
             "pk",
             "submission_id",
@@ -251,9 +258,8 @@ def board_candidate_rows(
             "has_intervals",
             "intervals_json",
             "submission__model_name",
-            "submission__team_name",
-            "submission__institution",
-            "submission__verification_status",
+            "team",
+            "verified",
             "counts_json",
         )
     )
@@ -275,13 +281,7 @@ def board_candidate_rows(
         for order in sorted(created):  # oldest first, so each entry's newest is set last
             run = others[order[1]]
             newest[run[1]] = run
-    verified = VerificationStatus.VERIFIED.value
-    return [
-        BoardCandidate(
-            *run[:4], bool(run[4]), *run[5:7], run[7] or run[8], run[9] == verified, run[10]
-        )
-        for run in newest.values()
-    ]
+    return list(map(BoardCandidate._make, newest.values()))
 
 
 def interval_range(interval: Any, decimals: int) -> str:
