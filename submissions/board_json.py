@@ -82,6 +82,7 @@ ENTRY_JSON = (
     "rating_battles",
     "model_facts",
     "metric_ranks",
+    "metric_keys",
 )
 
 
@@ -117,7 +118,8 @@ class _Record(NamedTuple):
     category_ranks: dict[str, int]
     rating_battles: dict[str, int]
     model_facts: dict[str, Any]
-    metric_ranks: dict[str, int]
+    metric_ranks: list[int]
+    metric_keys: list[str]  # the metric of each of `metric_ranks`
 
 
 def _decoded(text: str | None) -> Any:
@@ -157,7 +159,7 @@ def _bodies(
     ratings = {metric.key for metric in metrics if metric.is_rating}
     rows = []
     for record in records:
-        ranks = record.metric_ranks
+        ranks = dict(zip(record.metric_keys, record.metric_ranks, strict=True))
         name = record.submission__model_name
         team = record.submission__team_name or record.submission__institution
         intervals = record.intervals

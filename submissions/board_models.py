@@ -42,7 +42,6 @@ class BoardRow(models.Model):
     rank_best = models.PositiveIntegerField(null=True, blank=True)
     rank_worst = models.PositiveIntegerField(null=True, blank=True)
     tier = models.PositiveIntegerField(null=True, blank=True)
-    computed_at = models.DateTimeField()
     # The model name and the team (team name, else institution) casefolded (issue 13, point 11):
     # what the board's search matches and its Model and Team columns sort by, in the database
     # and in code-point order (`selectors.board_page`), as `sort_board_rows` orders them.
@@ -57,12 +56,14 @@ class BoardRow(models.Model):
     # rows all leave one empty does not write it (`submissions.boards._EMPTY_BY_DEFAULT`).
     rating_battles = models.JSONField(default=dict, db_default={}, blank=True)
     # Issue 16: what `rank_entries` said besides the rank, stored so the rankings API reads a
-    # page of rows instead of ranking the whole board again: metric key -> the rank on that
-    # metric (every metric, in the benchmark's order), and the two tiebreak values after
-    # `wins` (the sum of the per-metric ranks, the sum of the normalised scores).
-    # `json`, not `jsonb`, on PostgreSQL (`core.fields.JSONTextField`): read whole, never
-    # searched inside.
-    metric_ranks = JSONTextField(default=dict, blank=True)
+    # page of rows instead of ranking the whole board again: the rank on each metric, a list
+    # in the order of the board's `BoardTotals.metric_keys` (every metric, in the benchmark's
+    # order when the board was recomputed; `BoardEntry.metric_keys` shows them), and the
+    # two tiebreak values after `wins` (the sum of the per-metric ranks, the sum of the
+    # normalised scores). A list, not an object: the keys on every row were three fifths of
+    # a 100,000-row recompute's bytes. `json`, not `jsonb`, on PostgreSQL
+    # (`core.fields.JSONTextField`): read whole, never searched inside.
+    metric_ranks = JSONTextField(default=list, blank=True)
     rank_sum = models.PositiveIntegerField(default=0)
     normalized_sum = models.FloatField(default=0.0)
     # Issue 16: the row's place in its board's rank order (1 to the board's rows) and among
@@ -215,6 +216,11 @@ class BoardEntry(BoardRow):
     listed_at = models.DateTimeField()
     # The submission's model facts, so the board filters them in its own query.
     model_facts = models.JSONField(default=dict, blank=True)
+    # The metric of each of `metric_ranks` (its board's `BoardTotals.metric_keys`).
+    metric_keys = models.JSONField(default=list, blank=True)
+    # When the board was computed: its `BoardTotals.computed_at`, which each recompute and
+    # each writing of the rank intervals moves (and the cached pages and ETags are keyed by).
+    computed_at = models.DateTimeField()
 
     class Meta:
         managed = False
@@ -243,6 +249,9 @@ class BoardTotals(models.Model):
     with_rank_intervals = models.PositiveIntegerField(default=0)
     with_tiers = models.PositiveIntegerField(default=0)
     computed_at = models.DateTimeField()
+    # The metric of each of a row's `metric_ranks`, in their order (issue 16): the board's
+    # metrics as its recompute read them, written with the rows.
+    metric_keys = models.JSONField(default=list, blank=True)
 
     class Meta:
         verbose_name_plural = "board totals"

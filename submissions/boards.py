@@ -187,7 +187,8 @@ def _rewrite_board(benchmark: Benchmark) -> None:
             row.has_intervals if own is None else own != "{}"
             for row, own in zip(candidates, intervals, strict=True)
         ]
-        totals = _board_totals(benchmark, boards, with_intervals, now)
+        keys = [metric.key for metric in metrics]
+        totals = _board_totals(benchmark, boards, with_intervals, keys, now)
         # What the rows were made of (a million objects at 100,000 entries: the decoded
         # metrics, the candidates) is freed by a helper thread while the server loads the
         # rows, rather than after (~0.15-0.2 s here), when this thread mostly waits for it.
@@ -332,16 +333,16 @@ def _placed(
 
 
 # What `recompute_board` writes of each placement, in `_board_rows`' order. The JSON columns
-# are given as JSON text (None for SQL NULL) and `computed_at` converted once for the whole
-# board (`insert_rows(as_is=...)`).
+# are given as JSON text (None for SQL NULL: `insert_rows(as_is=...)`). When the board was
+# computed is its totals' (`BoardTotals.computed_at`, which the rows' view shows on each row).
 _ROW_FIELDS = (
     "benchmark", "submission", "evaluation", "board", "rank", "mean_rank", "wins",
     "own_values", "highlights", "judge_pending", "judged_over", "own_intervals",
-    "computed_at", "model_key", "team_key", "category_ranks", "rating_battles",
+    "model_key", "team_key", "category_ranks", "rating_battles",
     "metric_ranks", "rank_sum", "normalized_sum", "position", "overall_position",
 )  # fmt: skip
 _ROW_AS_IS = (
-    "own_values", "highlights", "judged_over", "own_intervals", "computed_at",
+    "own_values", "highlights", "judged_over", "own_intervals",
     "category_ranks", "rating_battles", "metric_ranks",
 )  # fmt: skip
 # Columns a board usually leaves empty, with what they hold then: the JSON columns whose
@@ -389,7 +390,6 @@ def _board_rows(
         {} if row.counts_json in _NO_COUNTS else _judged_over(row, seen.stored, judge_metrics)
         for row, seen in zip(candidates, shown, strict=True)
     ]
-    metric_keys = [metric.key for metric in metrics]
     category_keys = list(places.category_ranks)
     columns: list[list[Any]] = [
         [benchmark.pk] * count,
@@ -404,7 +404,6 @@ def _board_rows(
         [row.status in STATES_JUDGE_PENDING for row in candidates],
         [json.dumps(found) if found else "{}" for found in judged_over],
         intervals,
-        [database_datetime(computed_at)] * count,
         [row.model_name.casefold() for row in candidates],
         [row.team.casefold() for row in candidates],
         _rank_dictionaries(category_keys, list(places.category_ranks.values()), count),
@@ -414,7 +413,7 @@ def _board_rows(
         ]
         if ratings
         else ["{}"] * count,
-        _rank_dictionaries(metric_keys, places.metric_ranks, count),
+        _rank_lists(places.metric_ranks, count),
         places.rank_sum,
         places.normalized_sum,
         *_positions(places.rank, places.official, [row.submission_id for row in candidates]),
@@ -444,6 +443,15 @@ def _positions(
     return position.tolist(), overall.tolist()
 
 
+def _rank_lists(ranks: list[list[int]], count: int) -> list[str]:
+    """`json.dumps([rank, ...])` for each of `count` rows (`ranks[k][i]` is row i's rank on
+    the k-th metric), through one format string rather than a call per row."""
+    if not ranks:
+        return ["[]"] * count
+    text = "[" + ", ".join(["%d"] * len(ranks)) + "]"
+    return [text % row for row in zip(*ranks, strict=True)]
+
+
 def _rank_dictionaries(keys: list[str], ranks: list[Any], count: int) -> list[str]:
     """`json.dumps({key: rank, ...})` for each of `count` rows (`ranks[k][i]` is row i's rank
     for `keys[k]`), through one format string rather than a call per row; `{}` for no keys."""
@@ -471,19 +479,23 @@ def _intervals_text(row: BoardCandidate, rated: dict[str, CategoryRating]) -> st
 
 def database_datetime(moment: datetime) -> Any:
     """`moment` as the database's driver is given it for a DateTimeField."""
-    return BoardPlacement._meta.get_field("computed_at").get_db_prep_save(moment, connection)
+    return BoardTotals._meta.get_field("computed_at").get_db_prep_save(moment, connection)
 
 
 _NO_COUNTS = frozenset((None, "{}", "null"))  # a run's counts with nothing in them
 
 
 def _board_totals(
-    benchmark: Benchmark, boards: list[str], with_intervals: list[bool], now: datetime
+    benchmark: Benchmark,
+    boards: list[str],
+    with_intervals: list[bool],
+    metric_keys: list[str],
+    now: datetime,
 ) -> list[BoardTotals]:
     """Each board's totals as the rows just written make them (`boards` and `with_intervals`
     are each row's board and whether it shows metric intervals): its rows, those with metric
-    intervals, none with rank intervals yet (they follow in the background). None for a
-    board without rows."""
+    intervals, none with rank intervals yet (they follow in the background), and the metric
+    of each of its rows' `metric_ranks`. None for a board without rows."""
     totals = []
     for kind in BoardKind:
         on_board = [has for board, has in zip(boards, with_intervals, strict=True) if board == kind]
@@ -495,6 +507,7 @@ def _board_totals(
                     entries=len(on_board),
                     with_intervals=sum(on_board),
                     computed_at=now,
+                    metric_keys=metric_keys,
                 )
             )
     return totals

@@ -253,7 +253,7 @@ def _as_one_cost(
 
 def compute_rank_intervals(benchmark: Benchmark, *, force: bool = False) -> int:
     """Each board row's 95% rank interval and its tier: the one writer of
-    `BoardEntry.rank_best`, `rank_worst` and `tier` (and it stamps the board's `computed_at`
+    `BoardPlacement.rank_best`, `rank_worst` and `tier` (and it stamps the board's `computed_at`
     again, which keys the cached pages and ETags). Runs in the background after a recompute
     (`task_rank_intervals`); returns the number of rows written.
 
@@ -343,15 +343,15 @@ def compute_rank_intervals(benchmark: Benchmark, *, force: bool = False) -> int:
         )
         if current != {record.pk: record.computed_at for record in records}:
             return 0  # recomputed meanwhile
-        # A new `computed_at` for the whole board, as a recompute writes it: the cached pages
-        # and the API's ETags are keyed by it, so they show the rank intervals at once.
+        # A new `computed_at` for the whole board (its totals', which every row shows), as a
+        # recompute writes it: the cached pages and the API's ETags are keyed by it, so they
+        # show the rank intervals at once.
         now = timezone.now()
         rows = [
             (
                 None if places[record.pk] is None else places[record.pk][0],
                 None if places[record.pk] is None else places[record.pk][1],
                 tier_of[record.pk],
-                now,
                 record.pk,
             )
             for record in records
@@ -374,7 +374,7 @@ def _held(value: float | None, key: str, ratings: set[str]) -> float:
     return value if key in ratings and value is not None else np.nan
 
 
-_RANK_FIELDS = ("rank_best", "rank_worst", "tier", "computed_at")
+_RANK_FIELDS = ("rank_best", "rank_worst", "tier")
 
 
 def _write_rank_intervals(rows: list[tuple[Any, ...]]) -> None:
@@ -384,10 +384,8 @@ def _write_rank_intervals(rows: list[tuple[Any, ...]]) -> None:
     quote = connection.ops.quote_name
     columns = ", ".join(f"{quote(meta.get_field(name).column)} = %s" for name in _RANK_FIELDS)
     statement = f"UPDATE {quote(meta.db_table)} SET {columns} WHERE {quote(meta.pk.column)} = %s"
-    field = meta.get_field("computed_at")
-    prepared = [(*row[:3], field.get_db_prep_save(row[3], connection), row[4]) for row in rows]
     with connection.cursor() as cursor:
-        cursor.executemany(statement, prepared)
+        cursor.executemany(statement, rows)
 
 
 def enqueue_rank_intervals(benchmark_id: int) -> None:

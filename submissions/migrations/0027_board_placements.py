@@ -13,7 +13,7 @@ from django.db import migrations, models
 # The columns a placement shares with the old rows, copied as they are.
 SHARED = (
     "board", "rank", "mean_rank", "wins", "highlights", "judge_pending", "judged_over",
-    "rank_best", "rank_worst", "tier", "computed_at", "model_key", "team_key",
+    "rank_best", "rank_worst", "tier", "model_key", "team_key",
     "category_ranks", "rating_battles", "metric_ranks", "rank_sum", "normalized_sum",
     "position", "overall_position", "api_head", "api_tail", "benchmark_id", "evaluation_id",
     "submission_id",
@@ -21,21 +21,35 @@ SHARED = (
 
 
 def copy_rows(apps, schema_editor):
-    """The old rows as placements, each with its values and intervals as its own."""
+    """The old rows as placements, each with its values and intervals as its own, and its
+    per-metric ranks as the list in the order of its board's keys (`BoardTotals.metric_keys`,
+    a recompute writes every row's in one order)."""
     quote = schema_editor.connection.ops.quote_name
     shared = ", ".join(quote(column) for column in SHARED)
     schema_editor.execute(
         f"INSERT INTO submissions_boardplacement ({shared}, own_values, own_intervals) "
         f'SELECT {shared}, "values", intervals FROM submissions_boardentry'
     )
+    placements = apps.get_model("submissions", "BoardPlacement")
+    totals = apps.get_model("submissions", "BoardTotals")
+    changed = []
+    keys_of: dict[tuple[int, str], list[str]] = {}
+    for placement in placements.objects.only("benchmark_id", "board", "metric_ranks").iterator():
+        ranks = placement.metric_ranks if isinstance(placement.metric_ranks, dict) else {}
+        keys_of.setdefault((placement.benchmark_id, placement.board), list(ranks))
+        placement.metric_ranks = list(ranks.values())
+        changed.append(placement)
+    placements.objects.bulk_update(changed, ["metric_ranks"], batch_size=2000)
+    for (benchmark_id, board), keys in keys_of.items():
+        totals.objects.filter(benchmark_id=benchmark_id, board=board).update(metric_keys=keys)
 
 
 def view_sql(vendor: str) -> str:
     """The rows' view: each placement with its run's values and intervals (its own where
     it has them), its submission's model facts (`{}` for none), and the date shown (the
     published date of a result produced elsewhere, else the verification date of a
-    verified entry, else the run's scoring date, else its creation: what
-    `board_candidate_rows` reads). Outer joins to unique keys, so a query that reads none
+    verified entry, else the run's scoring date, else its creation), and the metric of
+    each of its per-metric ranks (its board's totals). Outer joins to unique keys, so a query that reads none
     of the joined columns (a count, the positions) reads the placements alone."""
     if vendor == "postgresql":
         intervals = "COALESCE(p.own_intervals, r.intervals::json, '{}'::json)"
@@ -55,11 +69,15 @@ def view_sql(vendor: str) -> str:
                 CASE WHEN s.verification_status = 'verified' THEN s.verified_at END,
                 e.scored_at,
                 e.created_at
-            ) AS listed_at
+            ) AS listed_at,
+            t.metric_keys,
+            t.computed_at
         FROM submissions_boardplacement p
         LEFT JOIN submissions_evaluation e ON e.id = p.evaluation_id
         LEFT JOIN submissions_submission s ON s.id = p.submission_id
         LEFT JOIN submissions_runreplicates r ON r.evaluation_id = p.evaluation_id
+        LEFT JOIN submissions_boardtotals t
+            ON t.benchmark_id = p.benchmark_id AND t.board = p.board
     """
 
 
@@ -103,12 +121,11 @@ class Migration(migrations.Migration):
                 ("rank_best", models.PositiveIntegerField(blank=True, null=True)),
                 ("rank_worst", models.PositiveIntegerField(blank=True, null=True)),
                 ("tier", models.PositiveIntegerField(blank=True, null=True)),
-                ("computed_at", models.DateTimeField()),
                 ("model_key", models.CharField(blank=True, default="", max_length=400)),
                 ("team_key", models.CharField(blank=True, default="", max_length=800)),
                 ("category_ranks", models.JSONField(blank=True, db_default={}, default=dict)),
                 ("rating_battles", models.JSONField(blank=True, db_default={}, default=dict)),
-                ("metric_ranks", core.fields.JSONTextField(blank=True, default=dict)),
+                ("metric_ranks", core.fields.JSONTextField(blank=True, default=list)),
                 ("rank_sum", models.PositiveIntegerField(default=0)),
                 ("normalized_sum", models.FloatField(default=0.0)),
                 ("position", models.PositiveIntegerField(default=0)),
@@ -167,6 +184,11 @@ class Migration(migrations.Migration):
                 ],
             },
         ),
+        migrations.AddField(
+            model_name="boardtotals",
+            name="metric_keys",
+            field=models.JSONField(blank=True, default=list),
+        ),
         migrations.RunPython(copy_rows, migrations.RunPython.noop),
         migrations.DeleteModel(name="BoardEntry"),
         migrations.CreateModel(
@@ -199,7 +221,8 @@ class Migration(migrations.Migration):
                 ("team_key", models.CharField(blank=True, default="", max_length=800)),
                 ("category_ranks", models.JSONField(blank=True, db_default={}, default=dict)),
                 ("rating_battles", models.JSONField(blank=True, db_default={}, default=dict)),
-                ("metric_ranks", core.fields.JSONTextField(blank=True, default=dict)),
+                ("metric_ranks", core.fields.JSONTextField(blank=True, default=list)),
+                ("metric_keys", models.JSONField(blank=True, default=list)),
                 ("rank_sum", models.PositiveIntegerField(default=0)),
                 ("normalized_sum", models.FloatField(default=0.0)),
                 ("position", models.PositiveIntegerField(default=0)),

@@ -33,10 +33,17 @@ FIELDS = (
 
 
 def stored_rows(benchmark) -> dict[int, dict[str, Any]]:
-    """The board's rows as stored: submission id -> {field: value}."""
+    """The board's rows as stored: submission id -> {field: value}, the per-metric ranks by
+    metric (`BoardEntry.metric_keys`)."""
+    rows = BoardEntry.objects.filter(benchmark=benchmark).values(
+        "submission_id", "metric_keys", *FIELDS
+    )
     return {
-        row["submission_id"]: {field: row[field] for field in FIELDS}
-        for row in BoardEntry.objects.filter(benchmark=benchmark).values("submission_id", *FIELDS)
+        row["submission_id"]: {
+            **{field: row[field] for field in FIELDS},
+            "metric_ranks": dict(zip(row["metric_keys"], row["metric_ranks"], strict=True)),
+        }
+        for row in rows
     }
 
 

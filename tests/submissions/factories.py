@@ -50,7 +50,6 @@ class BoardPlacementFactory(factory.django.DjangoModelFactory):
     position = factory.SelfAttribute("rank")  # unique within a board, as the ranks are
     mean_rank = 1.0
     wins = 0
-    computed_at = factory.LazyFunction(timezone.now)
 
 
 def scored_entry(

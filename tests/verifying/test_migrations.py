@@ -4,8 +4,8 @@ variable's value is never copied into the database."""
 
 import pytest
 from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 
+from tests.migrating import migrate, migrate_to_latest
 from tests.submissions.factories import SubmissionFactory
 from verifying.models import ModelEndpoint
 
@@ -13,13 +13,6 @@ pytestmark = [pytest.mark.integration, pytest.mark.django_db(transaction=True)]
 
 BEFORE = [("verifying", "0002_schedules")]
 AFTER = [("verifying", "0003_encrypted_api_key_bound_to_its_host")]
-
-
-def migrate(targets):
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate(targets)
-    return executor.loader.project_state(targets).apps
 
 
 def test_an_endpoint_that_named_a_variable_is_kept_without_a_key_and_flagged(monkeypatch):
@@ -39,7 +32,7 @@ def test_an_endpoint_that_named_a_variable_is_kept_without_a_key_and_flagged(mon
     try:
         migrate(AFTER)
     finally:
-        migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())
+        migrate_to_latest()
 
     rows = {
         endpoint.pk: (endpoint.has_api_key, endpoint.missing_key, endpoint.key_status)
