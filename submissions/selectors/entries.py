@@ -19,7 +19,6 @@ from django.db.models import (
     TextField,
     Value,
 )
-from django.db.models.fields.json import KeyTransform
 from django.db.models.functions import Cast, Coalesce, NullIf
 
 from accounts.roles import can_view_all_entries
@@ -210,7 +209,7 @@ def board_candidate_rows(
     """`board_candidates` as `recompute_board` needs it for a large board: one query of plain
     columns (no model instance), the run's metrics as the database's text (decoded once for
     the whole board), whether it has intervals (their text only `with_intervals`) and only
-    the counts out of the run's result. What the board's rows show of the run and the
+    the run's item counts (`Evaluation.item_counts`, not the whole result). What the board's rows show of the run and the
     submission as they are (the values, the intervals, the model facts, the date) is not
     read: the rows' view joins it (`BoardEntry`).
 
@@ -247,7 +246,7 @@ def board_candidate_rows(
                 Q(submission__verification_status=VerificationStatus.VERIFIED),
                 output_field=BooleanField(),
             ),
-            counts_json=Cast(KeyTransform("counts", "result"), TextField()),
+            counts_json=Cast("item_counts", TextField()),
         )
         # `BoardCandidate`'s fields, in its order.
         .values_list(
