@@ -170,7 +170,9 @@ class BoardEntry(BoardRow):
     """One row of a benchmark's board, as every reader reads it: a published entry, its rank
     and what decided it, its values and intervals.
 
-    A database view (`submissions_boardentry`, created by migration 0027): each
+    A database view (`submissions_boardentry`, created by migration 0027; a migration that
+    alters a table it reads drops and creates it again around the change, as 0028 does,
+    since SQLite rebuilds a table to alter it and refuses to while a view reads it): each
     `BoardPlacement` with its run's metrics as `values` and its `RunReplicates.intervals` as
     `intervals` (the placement's own where it has them), its submission's model facts, and
     the date shown. Read-only: rows are written as placements, by `recompute_board`, which
