@@ -176,9 +176,7 @@ def _rewrite_board(benchmark: Benchmark) -> None:
             ratings,
             intervals,
             boards,
-            metrics=metrics,
             judge_metrics=judge_metrics,
-            computed_at=now,
         )
         # In the order of the position indexes: each insert then lands beside the one
         # before rather than anywhere in them.
@@ -375,9 +373,7 @@ def _board_rows(
     intervals: list[str | None],
     boards: list[str],
     *,
-    metrics: list[Metric],
     judge_metrics: list[str],
-    computed_at: datetime,
 ) -> tuple[tuple[str, ...], Iterator[tuple[Any, ...]]]:
     """The fields written and the rows to insert, one tuple per candidate in the fields'
     order (`_ROW_FIELDS` less the columns of `_EMPTY_BY_DEFAULT` that every row leaves
