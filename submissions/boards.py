@@ -8,13 +8,12 @@ import json
 import logging
 import math
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from datetime import datetime
 from functools import partial
 from itertools import chain, repeat
-from operator import itemgetter
 from typing import Any, NamedTuple
 
 import msgspec
@@ -33,7 +32,7 @@ from benchmark.scoring.ranking import (
     rank_table,
     value_ranks,
 )
-from core.bulk import insert_rows
+from core.bulk import COPY_BLOCK_ROWS, insert_rows
 
 from .board_json import enqueue_board_json
 from .enums import STATES_JUDGE_PENDING, BoardKind
@@ -178,9 +177,6 @@ def _rewrite_board(benchmark: Benchmark) -> None:
             boards,
             judge_metrics=judge_metrics,
         )
-        # In the order of the position indexes: each insert then lands beside the one
-        # before rather than anywhere in them.
-        rows = sorted(rows, key=itemgetter(fields.index("overall_position")))
         with_intervals = [
             row.has_intervals if own is None else own != "{}"
             for row, own in zip(candidates, intervals, strict=True)
@@ -240,17 +236,17 @@ _METRICS_DECODER = msgspec.json.Decoder()
 class BoardPlaces(NamedTuple):
     """Where `recompute_board` put each candidate (index i is the i-th candidate): its board,
     its rank and the ranking's other columns, its best and second-best marks and its rank
-    in each category, as arrays and lists in the candidates' order."""
+    in each category, as arrays in the candidates' order."""
 
     official: np.ndarray  # bool: on the Official board
-    rank: list[int]
-    mean_rank: list[float]
-    wins: list[int]
-    rank_sum: list[int]
-    normalized_sum: list[float]
-    metric_ranks: list[list[int]]  # per metric (in the metrics' order), the rank of each candidate
+    rank: np.ndarray
+    mean_rank: np.ndarray
+    wins: np.ndarray
+    rank_sum: np.ndarray
+    normalized_sum: np.ndarray
+    metric_ranks: np.ndarray  # one row per metric (in the metrics' order), a column per candidate
     highlights: dict[int, dict[str, str]]  # candidate index -> {metric key: "best" | "second"}
-    category_ranks: dict[str, list[int | None]]  # category key -> rank per candidate
+    category_ranks: dict[str, np.ndarray]  # category key -> rank per candidate
 
 
 def _placed(
@@ -324,14 +320,14 @@ def _placed(
             }
     return BoardPlaces(
         official=official,
-        rank=rank.tolist(),
-        mean_rank=mean_rank.tolist(),
-        wins=wins.tolist(),
-        rank_sum=rank_sum.tolist(),
-        normalized_sum=normalized_sum.tolist(),
-        metric_ranks=ranks.tolist(),
+        rank=rank,
+        mean_rank=mean_rank,
+        wins=wins,
+        rank_sum=rank_sum,
+        normalized_sum=normalized_sum,
+        metric_ranks=ranks,
         highlights=highlights,
-        category_ranks={key: found.tolist() for key, found in category_ranks.items()},
+        category_ranks=category_ranks,
     )
 
 
@@ -377,76 +373,131 @@ def _board_rows(
 ) -> tuple[tuple[str, ...], Iterator[tuple[Any, ...]]]:
     """The fields written and the rows to insert, one tuple per candidate in the fields'
     order (`_ROW_FIELDS` less the columns of `_EMPTY_BY_DEFAULT` that every row leaves
-    empty), built column by column (one comprehension per field, zipped into rows: a loop
-    building each row's 20 values cost three times as much). The values and intervals are
-    the placement's own only where they are not its run's (`intervals` holds the overlaid
-    intervals' JSON, None for the run's): None otherwise, which the rows' view reads from
-    the run. The JSON is `json.dumps`' text, the rank dictionaries through one format string
-    per board."""
+    empty), in the order of the position indexes (`overall_position`: each insert then lands
+    beside the one before rather than anywhere in them).
+
+    Every input is put in that order once (numpy's take for the ranking's arrays, one `map`
+    per list), then the rows are built as they are read, `_ROWS_PER_BLOCK` at a time, each
+    block from slices of those: the COPY's first block reaches the server while the next
+    ones are built, so the server parses and indexes the rows on the other core while this
+    one builds them, rather than after. A block is built column by column (one
+    comprehension per field, zipped into rows: a loop building each row's 20 values cost
+    three times as much). The values and intervals are the placement's own only where they
+    are not its run's (`intervals` holds the overlaid intervals' JSON, None for the run's):
+    None otherwise, which the rows' view reads from the run. The JSON is `json.dumps`'
+    text, the rank lists and dictionaries through one format string each."""
     count = len(candidates)
-    rated = [ratings.get(row.submission_id, {}) for row in candidates] if ratings else []
-    highlights = places.highlights
-    # Most runs have no counts: no call for those (`_judged_over` finds nothing in them).
-    # Most runs have counts once judged, nearly all of them whole: decoded in one call, and
-    # looked at only for the runs that publish a judge metric (a call per run cost ~0.3 s
-    # at 100,000 runs).
+    # Only the runs whose counts may be partial have any (`PartialCounts`): decoded in one
+    # call, and looked at only when the benchmark has a judge metric.
     counted = [index for index, row in enumerate(candidates) if row.counts_json not in _NO_COUNTS]
-    judged_over: list[dict[str, dict[str, int]]] = [{}] * count
+    judged_over: dict[int, dict[str, dict[str, int]]] = {}
     if counted and judge_metrics:
         decoded = _decoded_json([candidates[index].counts_json for index in counted])
         for index, counts in zip(counted, decoded, strict=True):
-            judged_over[index] = _judged_over(counts, shown[index].stored, judge_metrics)
+            if found := _judged_over(counts, shown[index].stored, judge_metrics):
+                judged_over[index] = found
+    submissions = np.array([row.submission_id for row in candidates], dtype=np.int64)
+    position, overall = _positions(places.rank, places.official, submissions)
+    order = np.argsort(overall, kind="stable")
+    indices = order.tolist()
+
+    def ordered(values: list[Any]) -> list[Any]:
+        return list(map(values.__getitem__, indices))
+
+    rows_of = ordered(candidates)
+    shown_of = ordered(shown)
+    rated = ordered([ratings.get(row.submission_id, {}) for row in candidates]) if ratings else []
+    highlights = places.highlights
     category_keys = list(places.category_ranks)
-    columns: list[list[Any]] = [
-        [benchmark.pk] * count,
-        [row.submission_id for row in candidates],
-        [row.run_id for row in candidates],
-        boards,
-        places.rank,
-        places.mean_rank,
-        places.wins,
-        [json.dumps(seen.values) if seen.changed else None for seen in shown],
-        [json.dumps(highlights[index]) if index in highlights else "{}" for index in range(count)],
-        [row.status in STATES_JUDGE_PENDING for row in candidates],
-        [json.dumps(found) if found else "{}" for found in judged_over],
-        intervals,
-        [row.model_name.casefold() for row in candidates],
-        [row.team.casefold() for row in candidates],
-        _rank_dictionaries(category_keys, list(places.category_ranks.values()), count),
-        [
+    category_ranks = [found[order].tolist() for found in places.category_ranks.values()]
+    metric_ranks = places.metric_ranks[:, order].tolist()
+    # Each field's column for the rows start:stop (in that order), and whether a row may
+    # hold anything but its database default (`_EMPTY_BY_DEFAULT`: a column no row fills is
+    # not written).
+    columns: dict[str, Callable[[int, int], list[Any]]] = {
+        "benchmark": lambda start, stop: [benchmark.pk] * (stop - start),
+        "submission": _sliced(submissions[order].tolist()),
+        "evaluation": lambda start, stop: [row.run_id for row in rows_of[start:stop]],
+        "board": _sliced(ordered(boards)),
+        "rank": _sliced(places.rank[order].tolist()),
+        "mean_rank": _sliced(places.mean_rank[order].tolist()),
+        "wins": _sliced(places.wins[order].tolist()),
+        "own_values": lambda start, stop: [
+            json.dumps(seen.values) if seen.changed else None for seen in shown_of[start:stop]
+        ],
+        "highlights": lambda start, stop: [
+            json.dumps(highlights[index]) if index in highlights else "{}"
+            for index in indices[start:stop]
+        ],
+        "judge_pending": lambda start, stop: [
+            row.status in STATES_JUDGE_PENDING for row in rows_of[start:stop]
+        ],
+        "judged_over": lambda start, stop: [
+            json.dumps(judged_over[index]) if index in judged_over else "{}"
+            for index in indices[start:stop]
+        ],
+        "own_intervals": _sliced(ordered(intervals)),
+        "model_key": lambda start, stop: [row.model_name.casefold() for row in rows_of[start:stop]],
+        "team_key": lambda start, stop: [row.team.casefold() for row in rows_of[start:stop]],
+        "category_ranks": lambda start, stop: _rank_dictionaries(
+            category_keys, [ranks[start:stop] for ranks in category_ranks]
+        ),
+        "rating_battles": lambda start, stop: [
             json.dumps({key: rating.battles for key, rating in found.items()}) if found else "{}"
-            for found in rated
-        ]
-        if ratings
-        else ["{}"] * count,
-        _rank_lists(places.metric_ranks, count),
-        places.rank_sum,
-        places.normalized_sum,
-        *_positions(places.rank, places.official, [row.submission_id for row in candidates]),
-    ]
-    kept = [
-        (field, column)
-        for field, column in zip(_ROW_FIELDS, columns, strict=True)
-        if field not in _EMPTY_BY_DEFAULT or column.count(_EMPTY_BY_DEFAULT[field]) < count
-    ]
-    return tuple(field for field, _ in kept), zip(*(column for _, column in kept), strict=True)
+            for found in rated[start:stop]
+        ],
+        "metric_ranks": lambda start, stop: _rank_lists(
+            [ranks[start:stop] for ranks in metric_ranks], stop - start
+        ),
+        "rank_sum": _sliced(places.rank_sum[order].tolist()),
+        "normalized_sum": _sliced(places.normalized_sum[order].tolist()),
+        "position": _sliced(position[order].tolist()),
+        "overall_position": _sliced(overall[order].tolist()),
+    }
+    filled = {
+        "own_values": any(seen.changed for seen in shown),
+        "highlights": bool(highlights),
+        "judged_over": bool(judged_over),
+        "own_intervals": intervals.count(None) < count,
+        "category_ranks": bool(category_keys),
+        "rating_battles": any(rated),
+    }
+    fields = tuple(
+        field for field in _ROW_FIELDS if field not in _EMPTY_BY_DEFAULT or filled[field]
+    )
+    builders = [columns[field] for field in fields]
+
+    def rows() -> Iterator[tuple[Any, ...]]:
+        for start in range(0, count, _ROWS_PER_BLOCK):
+            stop = min(start + _ROWS_PER_BLOCK, count)
+            yield from zip(*(build(start, stop) for build in builders), strict=True)
+
+    return fields, rows()
+
+
+def _sliced(values: list[Any]) -> Callable[[int, int], list[Any]]:
+    """The column `values` (in the rows' order) for the rows start:stop."""
+    return lambda start, stop: values[start:stop]
+
+
+# Rows `_board_rows` builds at a time (as many as `core.bulk` sends to the server in a block).
+_ROWS_PER_BLOCK = COPY_BLOCK_ROWS
 
 
 def _positions(
-    ranks: list[int], official: np.ndarray, submissions: list[int]
-) -> tuple[list[int], list[int]]:
+    ranks: np.ndarray, official: np.ndarray, submissions: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """Each row's 1-based place in its board's rank order (ranks are unique within a board;
     `official` says which rows are on the Official board) and among all rows by rank then
     submission id (`BoardPlacement.position`, `overall_position`)."""
-    rank = np.array(ranks, dtype=np.int64)
-    overall = np.empty(len(rank), dtype=np.int64)
-    overall[np.lexsort((np.array(submissions, dtype=np.int64), rank))] = np.arange(1, len(rank) + 1)
-    position = np.empty(len(rank), dtype=np.int64)
+    overall = np.empty(len(ranks), dtype=np.int64)
+    overall[np.lexsort((submissions, ranks))] = np.arange(1, len(ranks) + 1)
+    position = np.empty(len(ranks), dtype=np.int64)
     for on_board in (np.flatnonzero(official), np.flatnonzero(~official)):
-        position[on_board[np.argsort(rank[on_board], kind="stable")]] = np.arange(
+        position[on_board[np.argsort(ranks[on_board], kind="stable")]] = np.arange(
             1, len(on_board) + 1
         )
-    return position.tolist(), overall.tolist()
+    return position, overall
 
 
 def _rank_lists(ranks: list[list[int]], count: int) -> list[str]:
@@ -458,11 +509,11 @@ def _rank_lists(ranks: list[list[int]], count: int) -> list[str]:
     return [text % row for row in zip(*ranks, strict=True)]
 
 
-def _rank_dictionaries(keys: list[str], ranks: list[Any], count: int) -> list[str]:
-    """`json.dumps({key: rank, ...})` for each of `count` rows (`ranks[k][i]` is row i's rank
-    for `keys[k]`), through one format string rather than a call per row; `{}` for no keys."""
+def _rank_dictionaries(keys: list[str], ranks: list[list[int]]) -> list[str]:
+    """`json.dumps({key: rank, ...})` for each row (`ranks[k][i]` is row i's rank for
+    `keys[k]`), through one format string rather than a call per row; none without keys."""
     if not keys:
-        return ["{}"] * count
+        return []
     text = "{" + ", ".join(f"{json.dumps(key)}: %d" for key in keys) + "}"
     return [text % row for row in zip(*ranks, strict=True)]
 
