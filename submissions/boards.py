@@ -9,7 +9,6 @@ import logging
 import math
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import replace
 from datetime import datetime
 from functools import partial
@@ -167,6 +166,7 @@ def _rewrite_board(benchmark: Benchmark) -> None:
     BoardPlacement.objects.filter(benchmark=benchmark).delete()
     BoardTotals.objects.filter(benchmark=benchmark).delete()
     if candidates:
+        leftovers = _Leftovers()
         fields, rows = _board_rows(
             benchmark,
             candidates,
@@ -176,6 +176,7 @@ def _rewrite_board(benchmark: Benchmark) -> None:
             intervals,
             boards,
             judge_metrics=judge_metrics,
+            leftovers=leftovers,
         )
         with_intervals = [
             row.has_intervals if own is None else own != "{}"
@@ -183,13 +184,16 @@ def _rewrite_board(benchmark: Benchmark) -> None:
         ]
         keys = [metric.key for metric in metrics]
         totals = _board_totals(benchmark, boards, with_intervals, keys, now)
-        # What the rows were made of (a million objects at 100,000 entries: the decoded
-        # metrics, the candidates) is freed by a helper thread while the server loads the
-        # rows, rather than after (~0.15-0.2 s here), when this thread mostly waits for it.
-        leftovers = [candidates, stored, shown, values, places, intervals, with_intervals]
+        # What the rows are made of (a million objects at 100,000 entries: the decoded
+        # metrics, the candidates) is held by the rows' builders alone from here, and freed
+        # by a helper thread once the last row is built, while the server loads the last
+        # blocks, rather than after (~0.15-0.2 s here), when this thread mostly waits.
+        leftovers.keep(candidates, stored, shown, values, places, intervals, with_intervals)
         del candidates, stored, shown, values, places, intervals, with_intervals
-        with _freed_meanwhile(leftovers):
+        try:
             insert_rows(BoardPlacement, fields, rows, as_is=_ROW_AS_IS)
+        finally:
+            leftovers.join()
         BoardTotals.objects.bulk_create(totals)
         # The rank intervals need every row's replicates: seconds for a large board, so
         # they follow in the background (docs/statistics.md).
@@ -198,16 +202,29 @@ def _rewrite_board(benchmark: Benchmark) -> None:
         transaction.on_commit(partial(enqueue_board_json, benchmark.pk))
 
 
-@contextmanager
-def _freed_meanwhile(leftovers: list[Any]) -> Iterator[None]:
-    """Empty `leftovers` (the last references to what it holds) in a helper thread while the
-    block runs, and wait for it at the end."""
-    freeing = threading.Thread(target=leftovers.clear, name="podium-board-leftovers")
-    freeing.start()
-    try:
-        yield
-    finally:
-        freeing.join()
+class _Leftovers:
+    """What a recompute's rows were made of, freed by a helper thread (`free`) while this
+    one goes on, and waited for (`join`)."""
+
+    def __init__(self) -> None:
+        self.items: list[Any] = []
+        self.thread: threading.Thread | None = None
+
+    def keep(self, *items: Any) -> None:
+        self.items.extend(items)
+
+    def free(self, more: list[Any]) -> None:
+        """Drop those kept and the items of `more` (emptied here), in a helper thread: freed
+        there when these were their last references."""
+        freed = self.items + more
+        more.clear()
+        self.items = []
+        self.thread = threading.Thread(target=freed.clear, name="podium-board-leftovers")
+        self.thread.start()
+
+    def join(self) -> None:
+        if self.thread is not None:
+            self.thread.join()
 
 
 def _decoded_json(texts: list[str]) -> list[Any]:
@@ -370,6 +387,7 @@ def _board_rows(
     boards: list[str],
     *,
     judge_metrics: list[str],
+    leftovers: _Leftovers,
 ) -> tuple[tuple[str, ...], Iterator[tuple[Any, ...]]]:
     """The fields written and the rows to insert, one tuple per candidate in the fields'
     order (`_ROW_FIELDS` less the columns of `_EMPTY_BY_DEFAULT` that every row leaves
@@ -471,6 +489,9 @@ def _board_rows(
         for start in range(0, count, _ROWS_PER_BLOCK):
             stop = min(start + _ROWS_PER_BLOCK, count)
             yield from zip(*(build(start, stop) for build in builders), strict=True)
+        # The last row is built: the builders held the last references to what the rows
+        # were made of (with `leftovers`' own).
+        leftovers.free(builders)
 
     return fields, rows()
 
