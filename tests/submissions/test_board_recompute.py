@@ -12,6 +12,7 @@ from datetime import timedelta
 from types import SimpleNamespace
 
 import pytest
+from django.db import connection
 from django.utils import timezone
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -28,7 +29,14 @@ from submissions.models import (
     RunReplicates,
     Submission,
 )
-from submissions.selectors import BoardFilter, BoardSort, board_entries, board_ordering, board_page
+from submissions.selectors import (
+    BoardFilter,
+    BoardSort,
+    board_candidate_rows,
+    board_entries,
+    board_ordering,
+    board_page,
+)
 
 from .board_reference import reference_rows, stored_rows
 from .factories import EvaluationFactory, SubmissionFactory
@@ -156,6 +164,73 @@ def test_a_recompute_stores_what_the_reference_computes(policy, seed):
     before = stored_rows(benchmark)
     services.recompute_board(benchmark)
     assert stored_rows(benchmark) == before
+
+
+@pytest.mark.parametrize("block", [1, 7, 59])
+def test_rows_built_a_block_at_a_time_are_the_rows_built_at_once(block, monkeypatch):
+    """`_board_rows` builds the rows a block at a time while the COPY sends the ones before
+    (issue 16, eighth pass): with blocks of one row, of a few, of all but one, the stored
+    rows are the reference's, in every field."""
+    monkeypatch.setattr(boards, "_ROWS_PER_BLOCK", block)
+    monkeypatch.setattr("core.bulk.COPY_BLOCK_ROWS", max(1, block // 2))
+    benchmark = ensure_plugin_benchmark("medvidbench")
+    random_board(benchmark, 4)
+
+    services.recompute_board(benchmark)
+
+    assert stored_rows(benchmark) == reference_rows(benchmark)
+
+
+def test_only_the_runs_whose_counts_may_be_partial_send_them():
+    """The read asks for a run's item counts only where one may be partial (a judge metric
+    scored over fewer items than it has) on PostgreSQL; elsewhere every run's come. The rows
+    then say which are (`judged_over`), whole runs none."""
+    benchmark = ensure_plugin_benchmark("medvidbench")
+    judge = list(benchmark.metrics.filter(is_judge_metric=True).values_list("key", flat=True))
+    metrics = dict.fromkeys(benchmark.metrics.values_list("key", flat=True), 0.5)
+    shapes = {
+        "whole": {key: {"scored": 10, "total": 10} for key in judge},
+        "partial": {
+            **{key: {"scored": 10, "total": 10} for key in judge},
+            judge[0]: {"scored": 7, "total": 10},
+        },
+        "no total": {judge[0]: {"scored": 7}},
+        "text": {judge[0]: {"scored": "7", "total": "10"}},
+    }
+    runs = {}
+    for name, counts in shapes.items():
+        submission = SubmissionFactory(benchmark=benchmark, model_name=name, publish=True)
+        runs[name] = EvaluationFactory(
+            submission=submission,
+            status=EvaluationStatus.COMPLETE,
+            metrics=metrics,
+            result={"counts": counts},
+        )
+    bare = EvaluationFactory(
+        submission=SubmissionFactory(benchmark=benchmark, model_name="bare", publish=True),
+        status=EvaluationStatus.COMPLETE,
+        metrics=metrics,
+        result={},
+    )
+
+    sent = {row.run_id: row.counts_json for row in board_candidate_rows(benchmark)}
+
+    assert json.loads(sent[runs["partial"].pk]) == shapes["partial"]
+    assert sent[bare.pk] in (None, "null")
+    for name in ("whole", "no total", "text"):
+        if connection.vendor == "postgresql":
+            assert sent[runs[name].pk] is None, name
+        else:
+            assert json.loads(sent[runs[name].pk]) == shapes[name], name
+    services.recompute_board(benchmark)
+    over = dict(BoardEntry.objects.values_list("submission__model_name", "judged_over"))
+    assert over == {
+        "whole": {},
+        "partial": {judge[0]: {"judged": 7, "items": 10}},
+        "no total": {},
+        "text": {},
+        "bare": {},
+    }
 
 
 @pytest.mark.parametrize("seed", [1, 2])
