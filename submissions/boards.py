@@ -361,20 +361,15 @@ _ROW_AS_IS = (
     "own_values", "highlights", "judged_over", "own_intervals",
     "category_ranks", "rating_battles", "metric_ranks",
 )  # fmt: skip
-# Columns a board usually leaves empty, with what they hold then: the JSON columns whose
+# Columns a board usually leaves empty: the JSON columns whose
 # database default is `{}` (`db_default`) and the placement's own values and intervals (null:
 # the run's). One that every row leaves empty (a board without partial judgements,
 # categories, ratings, or values that are not the run's, or with no value marked) is not
 # written, and the database fills in its default rather than parsing the same text on
 # every row.
-_EMPTY_BY_DEFAULT = {
-    "highlights": "{}",
-    "judged_over": "{}",
-    "category_ranks": "{}",
-    "rating_battles": "{}",
-    "own_values": None,
-    "own_intervals": None,
-}
+_EMPTY_BY_DEFAULT = frozenset(
+    ("highlights", "judged_over", "category_ranks", "rating_battles", "own_values", "own_intervals")
+)
 
 
 def _board_rows(

@@ -214,7 +214,6 @@ class PartialCounts(Func):
     elsewhere every run's counts are sent and `recompute_board` looks at each. Only ever
     more than the partial ones: the reader decides (`submissions.boards._judged_over`)."""
 
-    function = "CAST"
     template = "CAST(%(expressions)s AS text)"
     output_field = TextField()
 
