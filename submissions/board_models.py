@@ -53,7 +53,7 @@ class BoardRow(models.Model):
     # Rating metrics taken from `CategoryRating`: metric key -> battles behind the rating
     # (its value is in `values`, its 95% interval in `intervals`); absent while pending.
     # Issue 16: these JSON columns default to `{}` in the database too, so a recompute whose
-    # rows all leave one empty does not write it (`submissions.boards._EMPTY_BY_DEFAULT`).
+    # rows all leave one empty does not write it (`submissions.boards.rows._EMPTY_BY_DEFAULT`).
     rating_battles = models.JSONField(default=dict, db_default={}, blank=True)
     # Issue 16: what `rank_entries` said besides the rank, stored so the rankings API reads a
     # page of rows instead of ranking the whole board again: the rank on each metric, a list

@@ -212,7 +212,7 @@ class PartialCounts(Func):
     a maintainer accepted), else NULL. Most runs are whole: on PostgreSQL their counts are
     neither sent nor decoded (a JSON path test on the server, ~0.3 s less at 100,000 runs);
     elsewhere every run's counts are sent and `recompute_board` looks at each. Only ever
-    more than the partial ones: the reader decides (`submissions.boards._judged_over`)."""
+    more than the partial ones: the reader decides (`submissions.boards.values.partial_judgements`)."""
 
     template = "CAST(%(expressions)s AS text)"
     output_field = TextField()

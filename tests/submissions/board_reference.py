@@ -12,7 +12,7 @@ from typing import Any
 
 from benchmark.enums import RankingScope
 from benchmark.scoring.ranking import RankingPolicy, rank_entries
-from submissions.boards import HIGHLIGHTS, _category_ratings, category_ranking
+from submissions.boards import HIGHLIGHTS, category_ranking, category_ratings
 from submissions.enums import STATES_JUDGE_PENDING, BoardKind
 from submissions.models import BoardEntry, RunReplicates
 from submissions.selectors import (
@@ -53,7 +53,7 @@ def reference_rows(benchmark) -> dict[int, dict[str, Any]]:
     metrics = list(benchmark.metrics.all())
     categories = list(benchmark.categories.all())
     runs = board_candidates(benchmark) if metrics else []
-    ratings = _category_ratings(benchmark, metrics, categories) if runs else {}
+    ratings = category_ratings(benchmark, metrics, categories) if runs else {}
     shown = {
         run.submission_id: _overlaid(run, ratings.get(run.submission_id, {}), metrics)
         for run in runs

@@ -33,13 +33,13 @@ def medvidbench_definition(db):
 def rebuilds(monkeypatch):
     """The benchmarks whose rows were rewritten, one item per rewrite."""
     done = []
-    rewrite = boards._rewrite_board
+    rewrite = boards.writer._rewrite_board
 
     def counted(benchmark):
         done.append(benchmark.pk)
         rewrite(benchmark)
 
-    monkeypatch.setattr(boards, "_rewrite_board", counted)
+    monkeypatch.setattr(boards.writer, "_rewrite_board", counted)
     return done
 
 

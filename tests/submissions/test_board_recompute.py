@@ -171,7 +171,7 @@ def test_rows_built_a_block_at_a_time_are_the_rows_built_at_once(block, monkeypa
     """`_board_rows` builds the rows a block at a time while the COPY sends the ones before
     (issue 16, eighth pass): with blocks of one row, of a few, of all but one, the stored
     rows are the reference's, in every field."""
-    monkeypatch.setattr(boards, "_ROWS_PER_BLOCK", block)
+    monkeypatch.setattr(boards.rows, "_ROWS_PER_BLOCK", block)
     monkeypatch.setattr("core.bulk.COPY_BLOCK_ROWS", max(1, block // 2))
     benchmark = ensure_plugin_benchmark("medvidbench")
     random_board(benchmark, 4)
@@ -275,7 +275,7 @@ def test_a_board_of_clean_values_is_laid_out_in_bulk_as_the_reference_ranks_it(p
     def cleaned_row_by_row(*args):
         raise AssertionError("a clean board is not cleaned row by row")
 
-    monkeypatch.setattr(boards, "_overlaid", cleaned_row_by_row)
+    monkeypatch.setattr(boards.values, "_overlaid", cleaned_row_by_row)
     services.recompute_board(benchmark)
 
     assert stored_rows(benchmark) == reference_rows(benchmark)
@@ -396,7 +396,7 @@ def test_the_runs_metrics_decode_as_json_decodes_them(runs):
     bit, the same integers past 64 bits, and a number past a double's range through json."""
     candidates = [SimpleNamespace(metrics_json=json.dumps(run)) for run in runs]
 
-    decoded = boards._decoded_metrics(candidates)
+    decoded = boards.values.decoded_metrics(candidates)
 
     expected = json.loads("[" + ",".join(row.metrics_json for row in candidates) + "]")
     assert decoded == expected

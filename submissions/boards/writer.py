@@ -1,0 +1,230 @@
+"""`recompute_board`, the one writer of a benchmark's board rows (`BoardPlacement`), its
+totals and its build (docs/boards.md): the read, then `values`, `placing` and `rows`."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from functools import partial
+from typing import Any
+
+from django.db import connection, transaction
+from django.db.models import QuerySet
+from django.utils import timezone
+
+from benchmark.models import Benchmark, Category, Metric
+from benchmark.scoring.collector import collector_paused
+from core.bulk import insert_rows
+
+from ..board_json import enqueue_board_json
+from ..enums import BoardKind
+from ..hooks import board_listeners
+from ..intervals import enqueue_rank_intervals
+from ..models import (
+    BoardBuild,
+    BoardChanges,
+    BoardEntry,
+    BoardPlacement,
+    BoardTotals,
+    CategoryRating,
+)
+from ..selectors import board_candidate_rows
+from .placing import placed
+from .rows import ROW_AS_IS, Leftovers, board_rows
+from .values import decoded_metrics, intervals_text, shown_values
+
+
+def recompute_board(
+    benchmark: Benchmark, *, unless_built: int | None = None, wait: bool = True
+) -> QuerySet[BoardEntry]:
+    """Rank the benchmark's published entries and rewrite its board: the one writer of
+    `BoardEntry` (and, with `compute_rank_intervals`, of `BoardTotals`).
+
+    In one transaction, serialised on the benchmark row: reads each published entry's newest
+    run with scores, ranks the entries with `benchmark.scoring.ranking` under the benchmark's
+    policy (tie method and rounding; scope: the union of both boards, or each board on its
+    own rows), marks the best and second-best value of every column within each board, and
+    replaces all of the benchmark's rows and its boards' totals. Verified entries form the
+    Official board, the others the Community board. A pending judge metric is missing to the
+    ranking, so it ranks last until the judge has run (docs/boards.md). Issue 15: a rating
+    metric's value and interval come from the entry's `CategoryRating` (missing, so last,
+    until its battles are run), and each row stores its rank in every category
+    (`category_ranking`, under the same scope) and its model facts. Issue 16: each row also
+    stores its per-metric ranks and tiebreak values (what the rankings API shows), and the
+    rows are written as plain tuples (`core.bulk.insert_rows`: COPY on PostgreSQL) with the
+    garbage collector paused. On commit, queues the rank intervals. Idempotent.
+
+    The board's changes (`BoardChanges.total`, read under the lock before the entries) are
+    recorded as built (`BoardBuild`), with the rows. With `unless_built`, nothing is done
+    when the board already includes that many changes (a recompute that committed after the
+    change did): how a burst of changes costs one recompute, not one each. Without `wait`,
+    nothing is done either when another transaction holds the benchmark's lock (a recompute
+    under way; the reaper's choice, which looks again a few seconds later).
+
+    Returns the board's rows with their submissions, by board then rank, as a query: read
+    when the caller uses it (a caller that does not look costs nothing).
+    """
+    rebuild_board(benchmark, unless_built=unless_built, wait=wait)
+    return (
+        BoardEntry.objects.filter(benchmark=benchmark)
+        .select_related("submission")
+        .order_by("board", "position")  # rank order (the unique index's)
+    )
+
+
+def rebuild_board(
+    benchmark: Benchmark, *, unless_built: int | None = None, wait: bool = True
+) -> bool:
+    """`recompute_board`'s transaction; True if it rewrote the rows, False if `unless_built`
+    or the lock (without `wait`) let it off."""
+    with transaction.atomic():
+        locking = Benchmark.objects.select_for_update(skip_locked=not wait)
+        locked = locking.get(pk=benchmark.pk) if wait else locking.filter(pk=benchmark.pk).first()
+        if locked is None:  # another transaction holds the lock (or the benchmark is gone)
+            return False
+        if unless_built is not None and board_built(locked.pk) >= unless_built:
+            return False
+        _rebuild(locked)
+        return True
+
+
+def _rebuild(benchmark: Benchmark) -> None:
+    """`recompute_board`'s work, in its transaction, on the benchmark it locked: the rows,
+    and the changes they include."""
+    changes = board_changes(benchmark.pk)  # before the entries: a later change is not in them
+    # The rows' data is freed when `_rewrite_board` returns, before the collector runs
+    # again: resumed with them alive, its first collection walked every one (~0.2 s at
+    # 100,000 entries) for nothing, since none is part of a cycle.
+    with collector_paused():
+        _rewrite_board(benchmark)
+    BoardBuild.objects.bulk_create(
+        [BoardBuild(benchmark=benchmark, changes=changes, built_at=timezone.now())],
+        update_conflicts=True,
+        unique_fields=["benchmark"],
+        update_fields=["changes", "built_at"],
+    )
+    for listener in board_listeners:  # hooks.add_board_listener
+        transaction.on_commit(partial(listener, benchmark.pk))
+
+
+def board_changes(benchmark_id: int) -> int:
+    """How many times the benchmark's board inputs have changed (committed changes, and the
+    current transaction's own)."""
+    found = BoardChanges.objects.filter(benchmark_id=benchmark_id).values_list("total", flat=True)
+    return found.first() or 0
+
+
+def board_built(benchmark_id: int) -> int:
+    """How many of those changes the board's rows include (`BoardBuild`)."""
+    found = BoardBuild.objects.filter(benchmark_id=benchmark_id).values_list("changes", flat=True)
+    return found.first() or 0
+
+
+def _rewrite_board(benchmark: Benchmark) -> None:
+    """`recompute_board`'s work, in its transaction, on the benchmark it locked."""
+    metrics = list(benchmark.metrics.all())
+    categories = list(benchmark.categories.all())
+    judge_metrics = [metric.key for metric in metrics if metric.is_judge_metric]
+    ratings = category_ratings(benchmark, metrics, categories) if metrics else {}
+    # The runs' intervals are read only to overlay a rating's on them (`intervals_text`);
+    # every other row shows its run's through the rows' view.
+    candidates = board_candidate_rows(benchmark, with_intervals=bool(ratings)) if metrics else []
+    stored = decoded_metrics(candidates)
+    shown, values = shown_values(stored, candidates, ratings, metrics)
+    places = placed(benchmark, metrics, categories, candidates, values)
+    intervals = (
+        [intervals_text(row, ratings.get(row.submission_id, {})) for row in candidates]
+        if ratings
+        else [None] * len(candidates)
+    )
+    official, community = BoardKind.OFFICIAL.value, BoardKind.COMMUNITY.value
+    boards = [official if row.verified else community for row in candidates]  # Submission.board
+    now = timezone.now()
+    BoardPlacement.objects.filter(benchmark=benchmark).delete()
+    BoardTotals.objects.filter(benchmark=benchmark).delete()
+    if candidates:
+        leftovers = Leftovers()
+        fields, rows = board_rows(
+            benchmark,
+            candidates,
+            shown,
+            places,
+            ratings,
+            intervals,
+            boards,
+            judge_metrics=judge_metrics,
+            leftovers=leftovers,
+        )
+        with_intervals = [
+            row.has_intervals if own is None else own != "{}"
+            for row, own in zip(candidates, intervals, strict=True)
+        ]
+        keys = [metric.key for metric in metrics]
+        totals = _board_totals(benchmark, boards, with_intervals, keys, now)
+        # What the rows are made of (a million objects at 100,000 entries: the decoded
+        # metrics, the candidates) is held by the rows' builders alone from here, and freed
+        # by a helper thread once the last row is built, while the server loads the last
+        # blocks, rather than after (~0.15-0.2 s here), when this thread mostly waits.
+        leftovers.keep(candidates, stored, shown, values, places, intervals, with_intervals)
+        del candidates, stored, shown, values, places, intervals, with_intervals
+        try:
+            insert_rows(BoardPlacement, fields, rows, as_is=ROW_AS_IS)
+        finally:
+            leftovers.join()
+        BoardTotals.objects.bulk_create(totals)
+        # The rank intervals need every row's replicates: seconds for a large board, so
+        # they follow in the background (docs/statistics.md).
+        transaction.on_commit(partial(enqueue_rank_intervals, benchmark.pk))
+        # The rows' API JSON likewise (issue 16, `board_json`): ~0.4 s per 10,000 rows.
+        transaction.on_commit(partial(enqueue_board_json, benchmark.pk))
+
+
+def database_datetime(moment: datetime) -> Any:
+    """`moment` as the database's driver is given it for a DateTimeField."""
+    return BoardTotals._meta.get_field("computed_at").get_db_prep_save(moment, connection)
+
+
+def _board_totals(
+    benchmark: Benchmark,
+    boards: list[str],
+    with_intervals: list[bool],
+    metric_keys: list[str],
+    now: datetime,
+) -> list[BoardTotals]:
+    """Each board's totals as the rows just written make them (`boards` and `with_intervals`
+    are each row's board and whether it shows metric intervals): its rows, those with metric
+    intervals, none with rank intervals yet (they follow in the background), and the metric
+    of each of its rows' `metric_ranks`. None for a board without rows."""
+    totals = []
+    for kind in BoardKind:
+        on_board = [has for board, has in zip(boards, with_intervals, strict=True) if board == kind]
+        if on_board:
+            totals.append(
+                BoardTotals(
+                    benchmark=benchmark,
+                    board=kind,
+                    entries=len(on_board),
+                    with_intervals=sum(on_board),
+                    computed_at=now,
+                    metric_keys=metric_keys,
+                )
+            )
+    return totals
+
+
+def category_ratings(
+    benchmark: Benchmark, metrics: list[Metric], categories: list[Category]
+) -> dict[int, dict[str, CategoryRating]]:
+    """Each entry's stored ratings by the rating metric they fill (issue 15): submission id ->
+    {metric key: its `CategoryRating`}, in one query (none without a rating category)."""
+    rating_keys = {metric.key for metric in metrics if metric.is_rating}
+    metric_of = {
+        category.key: next(key for key in category.metric_keys if key in rating_keys)
+        for category in categories
+        if category.ranks_by_rating and rating_keys.intersection(category.metric_keys)
+    }
+    found: dict[int, dict[str, CategoryRating]] = {}
+    if not metric_of:
+        return found
+    for rating in CategoryRating.objects.filter(benchmark=benchmark, category__in=list(metric_of)):
+        found.setdefault(rating.submission_id, {})[metric_of[rating.category]] = rating
+    return found
