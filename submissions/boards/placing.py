@@ -13,9 +13,9 @@ from benchmark.models import Benchmark, Category, Metric
 from benchmark.scoring.ranking import (
     MetricSpec,
     RankingPolicy,
+    leading_ranks,
     name_positions,
     rank_table,
-    value_ranks,
 )
 
 from ..selectors import BoardCandidate, metric_specs, ranking_policy
@@ -48,7 +48,7 @@ def placed(
     names, keys, policy and groups), through `rank_table` on one matrix of the values, so no
     `Entry` or `RankedEntry` is built per row: each scope group (the union of both boards,
     or each board) ranked on every metric and on each category's, the name tiebreak computed
-    once per group; the highlights are each board's "dense" ranks (`value_ranks`). `values`
+    once per group; the highlights are each board's "dense" ranks up to 2 (`leading_ranks`). `values`
     is what `ranking_entry` passes to the ranking, one row per metric (`shown_values`)."""
     count = len(candidates)
     keys = [metric.key for metric in metrics]
@@ -98,14 +98,16 @@ def placed(
     for board in boards:
         if len(board) == 0:
             continue
-        dense = value_ranks(values[:, board], specs, "dense", benchmark.ranking_decimals)
-        # A missing value is never marked, even where dense ranking puts it second.
-        marked = (dense <= max(HIGHLIGHTS)) & ~np.isnan(values[:, board])
-        for column in np.flatnonzero(marked.any(axis=0)).tolist():
-            highlights[int(board[column])] = {
-                keys[row]: HIGHLIGHTS[int(dense[row, column])]
-                for row in np.flatnonzero(marked[:, column]).tolist()
-            }
+        leading = leading_ranks(
+            values[:, board], specs, benchmark.ranking_decimals, max(HIGHLIGHTS)
+        )
+        # Each marked (column, metric) in column order, then the metrics' (a missing value
+        # is never marked).
+        columns, rows = np.nonzero(leading.T)
+        for column, row, level in zip(
+            board[columns].tolist(), rows.tolist(), leading[rows, columns].tolist(), strict=True
+        ):
+            highlights.setdefault(column, {})[keys[row]] = HIGHLIGHTS[level]
     return BoardPlaces(
         official=official,
         rank=rank,

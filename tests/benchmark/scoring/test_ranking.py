@@ -14,9 +14,11 @@ from benchmark.scoring.ranking import (
     MetricSpec,
     RankedEntry,
     RankingPolicy,
+    leading_ranks,
     lexicographic_costs,
     rank_entries,
     round_like_python,
+    value_ranks,
 )
 from plugins.medvidbench.scoring.tasks import METRIC_NAMES, STG_MIOU
 
@@ -327,6 +329,44 @@ def test_vectorised_rounding_agrees_with_round(values):
     assert round_like_python(np.array(values, dtype=float), 3).tolist() == [
         round(value, 3) for value in values
     ]
+
+
+@given(
+    st.lists(st.booleans(), min_size=1, max_size=4).flatmap(
+        lambda higher: st.tuples(
+            st.just(higher),
+            st.lists(
+                st.lists(
+                    st.one_of(st.just(math.nan), st.sampled_from([-0.0, 0.0, 0.1, 0.1004, 0.2])),
+                    min_size=len(higher),
+                    max_size=len(higher),
+                ),
+                max_size=12,
+            ),
+        )
+    ),
+    st.sampled_from([None, 3]),
+    st.integers(min_value=1, max_value=4),
+)
+def test_leading_ranks_are_the_dense_ranks_up_to_the_depth(board, decimals, depth):
+    """The boards' best and second-best marks (`leading_ranks`, a pass per rank) are the
+    "dense" ranks `value_ranks` sorts for, where they are at most the depth, for present
+    values; 0 for the rest and for a missing value."""
+    higher, columns = board
+    metrics = [MetricSpec(f"m{i}", higher_is_better=h) for i, h in enumerate(higher)]
+    values = np.array(columns, dtype=float).reshape(len(columns), len(metrics)).T
+
+    dense = value_ranks(values, metrics, "dense", decimals)
+    expected = np.where((dense <= depth) & ~np.isnan(values), dense, 0)
+
+    assert leading_ranks(values, metrics, decimals, depth).tolist() == expected.tolist()
+
+
+def test_leading_ranks_mark_the_best_then_the_next_distinct_rounded_value():
+    metrics = [MetricSpec("up", higher_is_better=True), MetricSpec("down", higher_is_better=False)]
+    values = np.array([[0.5, 0.9, 0.9004, 0.7, math.nan], [3.0, 1.0, 2.0, 1.0, math.nan]])
+
+    assert leading_ranks(values, metrics, 3, 2).tolist() == [[0, 1, 1, 2, 0], [0, 1, 2, 1, 0]]
 
 
 def test_missing_values_rank_last_and_share_their_rank():
