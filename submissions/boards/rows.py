@@ -11,13 +11,13 @@ from typing import Any
 import numpy as np
 
 from benchmark.models import Benchmark
-from core.bulk import COPY_BLOCK_ROWS
+from core.bulk import COPY_BLOCK_ROWS, decoded_json
 
 from ..enums import STATES_JUDGE_PENDING
 from ..models import CategoryRating
 from ..selectors import BoardCandidate
 from .placing import BoardPlaces
-from .values import Shown, decoded_json, partial_judgements
+from .values import Shown, partial_judgements
 
 
 class Leftovers:

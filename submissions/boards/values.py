@@ -8,22 +8,13 @@ import math
 from itertools import chain, repeat
 from typing import Any, NamedTuple
 
-import msgspec
 import numpy as np
 
 from benchmark.models import Metric
+from core.bulk import decoded_json
 
 from ..models import CategoryRating
 from ..selectors import BoardCandidate, metric_value
-
-
-def decoded_json(texts: list[str]) -> list[Any]:
-    """Each JSON text decoded, in one call for the array of them (as `decoded_metrics`)."""
-    text = "[" + ",".join(texts) + "]"
-    try:
-        return _METRICS_DECODER.decode(text)
-    except msgspec.MsgspecError:
-        return json.loads(text)
 
 
 def decoded_metrics(candidates: list[BoardCandidate]) -> list[dict[str, Any]]:
@@ -35,9 +26,6 @@ def decoded_metrics(candidates: list[BoardCandidate]) -> list[dict[str, Any]]:
     JSON; what msgspec declines that json takes (a number past a double's range) is
     decoded by json."""
     return decoded_json([row.metrics_json for row in candidates])
-
-
-_METRICS_DECODER = msgspec.json.Decoder()
 
 
 def intervals_text(row: BoardCandidate, rated: dict[str, CategoryRating]) -> str | None:
