@@ -75,6 +75,7 @@ from submissions.selectors import (
     first_click_descending,
     parse_board_filter,
     position_range,
+    stored_order_page,
 )
 
 from .benchmarks import NotFoundSerializer, visible_benchmark
@@ -402,6 +403,23 @@ def _count(
     return sum(counts.values()) if query["board"] == ALL_BOARDS else counts[query["board"]]
 
 
+def _page_rows_json(
+    benchmark: Benchmark,
+    metrics: list[Metric],
+    page: QuerySet[BoardEntry],
+    category: Category | None,
+) -> list[str]:
+    """The page's rows' JSON: the overview's as stored (`submissions.board_json`), else built
+    and encoded here."""
+    rows = overview_rows_json(page) if category is None else None
+    if rows is None:
+        rows = [
+            json.dumps(row.body, **JSON_OPTIONS)
+            for row in ranking_rows(benchmark, metrics, page, category)
+        ]
+    return rows
+
+
 def _page(
     benchmark: Benchmark,
     metrics: list[Metric],
@@ -425,18 +443,22 @@ def _page(
         raise NotFound("Invalid page.")
     start = (number - 1) * size
     page = entries[start : start + size]
-    if query["sort"] == "rank" and category is None and not filtered and not whole:
-        # The board (or both) in rank order: a range of positions, read through their index.
-        field = "overall_position" if query["board"] == ALL_BOARDS else "position"
-        descending = query["direction"] == "desc"
-        page = position_range(entries, field, start, size, count, descending=descending)
-    # The overview's rows as stored (`submissions.board_json`), else built and encoded here.
-    rows = overview_rows_json(page) if category is None else None
-    if rows is None:
-        rows = [
-            json.dumps(row.body, **JSON_OPTIONS)
-            for row in ranking_rows(benchmark, metrics, page, category)
-        ]
+    expected = None  # the rows a stored order's page must have
+    descending = query["direction"] == "desc"
+    if category is None and not filtered and not whole:
+        if query["sort"] == "rank":
+            # The board (or both) in rank order: a range of positions, through their index.
+            field = "overall_position" if query["board"] == ALL_BOARDS else "position"
+            page = position_range(entries, field, start, size, count, descending=descending)
+        elif query["board"] != ALL_BOARDS:
+            # One board sorted by another column: its stored order, when it is the build's.
+            sort = BoardSort(query["sort"], descending=descending)
+            found = stored_order_page(entries, benchmark, query["board"], sort, start, size)
+            if found is not None:
+                page, expected = found
+    rows = _page_rows_json(benchmark, metrics, page, category)
+    if expected is not None and len(rows) != expected:  # a recompute replaced the rows
+        rows = _page_rows_json(benchmark, metrics, entries[start : start + size], category)
 
     def link(page: int) -> str:
         return f"{link_base}?{urlencode({**_canonical_query(query, JSON_PAGE), 'page': page})}"

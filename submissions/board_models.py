@@ -13,6 +13,7 @@ A board row is two things (issue 16, "Placements and the rows' view"):
 
 from __future__ import annotations
 
+import numpy as np
 from django.db import models
 
 from benchmark.models import Benchmark
@@ -318,3 +319,40 @@ class BoardBuild(models.Model):
 
     def __str__(self) -> str:
         return f"benchmark {self.benchmark_id}: built after {self.changes} changes"
+
+
+class BoardOrder(models.Model):
+    """A board's rows in the order of one column it can be sorted by, one way (issue 16):
+    their positions (`BoardPlacement.position`) as little-endian 32-bit integers, so a page
+    of the whole board sorted by a metric, the model, the team or the date reads its rows by
+    position, whatever the board's size, rather than sorting every row
+    (`selectors.board_page`; the order is `board_ordering`'s, a test holds the two equal).
+
+    Written in the background after each recompute by `board_orders.write_board_orders`, its
+    one writer, for the build whose rows it read (`built_at`, the benchmark's
+    `BoardBuild.built_at`, new at every rewrite). A page uses it only while that build is the
+    board's; until the writer has run, it sorts in the database, as before."""
+
+    # How `positions` holds them: the same bytes on every machine.
+    POSITION_TYPE = np.dtype("<u4")
+
+    benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="+")
+    board = models.CharField(max_length=10, choices=BoardKind)
+    key = models.CharField(max_length=50)  # a metric's key, "model", "team" or "date"
+    descending = models.BooleanField()
+    built_at = models.DateTimeField()
+    positions = models.BinaryField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["benchmark", "board", "key", "descending"], name="boardorder_unique"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(board__in=BoardKind.values), name="boardorder_board_valid"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        way = "descending" if self.descending else "ascending"
+        return f"{self.board} board of benchmark {self.benchmark_id} by {self.key}, {way}"

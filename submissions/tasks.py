@@ -6,7 +6,7 @@ import logging
 
 from benchmark.models import Benchmark
 
-from . import board_json, intervals, services
+from . import board_json, board_orders, intervals, services
 from .models import Evaluation
 
 logger = logging.getLogger(__name__)
@@ -54,3 +54,13 @@ def task_write_board_json(benchmark_id: int) -> int:
     if benchmark is None:
         return -1
     return board_json.write_board_json(benchmark)
+
+
+def task_write_board_orders(benchmark_id: int) -> int:
+    """The boards' sorted orders, queued by every recompute (issue 16). Returns the number of
+    orders written: 0 when the board changed meanwhile (the newer recompute queued its own),
+    -1 if the benchmark vanished."""
+    benchmark = Benchmark.objects.filter(pk=benchmark_id).first()
+    if benchmark is None:
+        return -1
+    return board_orders.write_board_orders(benchmark)

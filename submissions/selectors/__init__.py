@@ -22,6 +22,8 @@ from .board_page import (
     filter_board_entries,
     parse_board_filter,
     position_range,
+    stored_order_page,
+    stored_order_rows,
 )
 from .boards import (
     FIXED_SORT_COLUMNS,
@@ -182,6 +184,8 @@ __all__ = [
     "ranking_policy",
     "rating_spread",
     "sort_board_rows",
+    "stored_order_page",
+    "stored_order_rows",
     "submission_for_user",
     "submission_status",
     "submissions_for_user",

@@ -15,10 +15,21 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
 
+import numpy as np
 from django.conf import settings
 from django.core.paginator import Page, Paginator
 from django.db import connection
-from django.db.models import Case, F, FloatField, IntegerField, Q, QuerySet, Value, When
+from django.db.models import (
+    Case,
+    F,
+    FloatField,
+    IntegerField,
+    Q,
+    QuerySet,
+    Subquery,
+    Value,
+    When,
+)
 from django.db.models.expressions import OrderBy
 from django.db.models.fields.json import KeyTextTransform
 from django.db.models.functions import Cast, Collate, NullIf
@@ -29,7 +40,7 @@ from benchmark.models import Benchmark, Category, Metric
 
 from ..charts.rank_intervals import ChartEntry
 from ..enums import BoardKind, SubmissionSource, VerificationStatus
-from ..models import BoardEntry
+from ..models import BoardBuild, BoardEntry, BoardOrder
 from .boards import (
     RANK_CHART_ROWS,
     BoardRow,
@@ -235,16 +246,20 @@ def board_page(
     )
     paginator = CountedPaginator(entries, page_size, count=count)
     current: Page = paginator.get_page(page)
-    shown: Iterable[BoardEntry] = current
-    if sort.key == "rank" and category is None and not board_filter.active:
+    start = (current.number - 1) * page_size
+    whole = category is None and not board_filter.active
+    shown: Iterable[BoardEntry] | None = None
+    if whole and sort.key == "rank":
         # The whole board in rank order: the page is a range of positions, read through
         # their index (an offset would walk every row before the page).
-        start = (current.number - 1) * page_size
         shown = position_range(
             entries, "position", start, page_size, paginator.count, descending=sort.descending
         )
-    else:
-        shown = _page_rows(entries, (current.number - 1) * page_size, page_size)
+    elif whole:
+        # Sorted by another column: its stored order, when it is the board's build's.
+        shown = stored_order_rows(entries, benchmark, board, sort, start, page_size)
+    if shown is None:
+        shown = _page_rows(entries, start, page_size)
     rows = [board_row(entry, metrics, category=category, facts=facts) for entry in shown]
     # A category's ranks have no rank intervals or tiers (those are the overview's).
     rows = mark_tier_starts(rows, sort) if category is None else rows
@@ -283,6 +298,68 @@ def _page_rows(entries: QuerySet[BoardEntry], start: int, size: int) -> list[Boa
     keys = list(entries.values_list("pk", flat=True)[start : start + size])
     found = entries.model.objects.select_related("submission").in_bulk(keys)
     return [found[key] for key in keys if key in found]
+
+
+def stored_order_page(
+    entries: QuerySet[BoardEntry],
+    benchmark: Benchmark,
+    board: str,
+    sort: BoardSort,
+    start: int,
+    size: int,
+) -> tuple[QuerySet[BoardEntry], int] | None:
+    """Rows `start` to `start + size` of `entries` (one whole board) in the order of `sort`
+    (a column other than the rank), from the board's stored order (`BoardOrder`), and how
+    many rows that is: the positions' slice, then a query of those rows by position (the
+    board's index), in the slice's order, and only while they are the build's the order was
+    computed for. None when the board has no order for its current build (its writer has not
+    run since the recompute, or the column is not stored) or the slice is empty: the caller
+    sorts in the database. A caller that reads fewer rows than the slice holds (a recompute
+    replaced them between the two reads) does so too."""
+    build = BoardBuild.objects.filter(benchmark=benchmark).values("built_at")[:1]
+    found = (
+        BoardOrder.objects.filter(
+            benchmark=benchmark,
+            board=board,
+            key=sort.key,
+            descending=sort.descending,
+            built_at=Subquery(build),
+        )
+        .values_list("positions", "built_at")
+        .first()
+    )
+    if found is None:
+        return None
+    stored, built_at = found
+    wanted = np.frombuffer(stored, dtype=BoardOrder.POSITION_TYPE)[start : start + size].tolist()
+    if not wanted:
+        return None
+    place = Case(
+        *(When(position=position, then=Value(index)) for index, position in enumerate(wanted)),
+        output_field=IntegerField(),
+    )
+    page = entries.filter(
+        board=board, position__in=wanted, benchmark__board_build__built_at=built_at
+    ).order_by(place)
+    return page, len(wanted)
+
+
+def stored_order_rows(
+    entries: QuerySet[BoardEntry],
+    benchmark: Benchmark,
+    board: str,
+    sort: BoardSort,
+    start: int,
+    size: int,
+) -> list[BoardEntry] | None:
+    """`stored_order_page`'s rows, read; None where it gives none or fewer rows than the
+    slice holds."""
+    found = stored_order_page(entries, benchmark, board, sort, start, size)
+    if found is None:
+        return None
+    page, expected = found
+    rows = list(page)
+    return rows if len(rows) == expected else None
 
 
 def position_range(

@@ -595,12 +595,13 @@ def test_provenance_is_read_only_and_an_edit_is_audited_and_refreshes_the_board(
             }
         },
     )
-    # The recompute then queues the board's rank intervals (issue 12) and its rows' API JSON
-    # (issue 16), and tells the board's listeners (the battles app's, issue 15).
+    # The recompute then queues the board's rank intervals (issue 12), its rows' API JSON and
+    # its sorted orders (issue 16), and tells the board's listeners (the battles app's, issue 15).
     assert [c.func.__name__ for c in callbacks if hasattr(c, "func")] == [
         "refresh_board",
         "enqueue_rank_intervals",
         "enqueue_board_json",
+        "enqueue_board_orders",
         "on_board_recomputed",
     ]
 
