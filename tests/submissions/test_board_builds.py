@@ -227,3 +227,34 @@ def test_the_reaper_leaves_a_board_another_transaction_is_recomputing(medvidbenc
     assert board_refresh.reap_stale_boards() == 1
     assert list(BoardEntry.objects.values_list("submission", flat=True)) == [entry.pk]
     assert BoardBuild.objects.get(benchmark=benchmark).changes == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_only_a_recompute_in_its_own_transaction_commits_without_waiting_for_the_disk(
+    monkeypatch,
+):
+    """PostgreSQL's `synchronous_commit` is off for a recompute's own transaction (it writes
+    derived rows alone) and for nothing else: not for a caller's transaction around it (the
+    caller's writes decide) and not for the session after it."""
+    if connection.vendor != "postgresql":
+        pytest.skip("synchronous_commit is PostgreSQL's")
+    benchmark = ensure_plugin_benchmark("medvidbench")
+    seen = []
+    rewrite = boards.writer._rewrite_board
+
+    def noted(locked):
+        with connection.cursor() as cursor:
+            cursor.execute("SHOW synchronous_commit")
+            seen.append(cursor.fetchone()[0])
+        rewrite(locked)
+
+    monkeypatch.setattr(boards.writer, "_rewrite_board", noted)
+
+    services.recompute_board(benchmark)
+    with transaction.atomic():
+        services.recompute_board(benchmark)
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW synchronous_commit")
+        after = cursor.fetchone()[0]
+
+    assert (seen, after) == (["off", "on"], "on")
