@@ -69,7 +69,8 @@ _EMPTY_BY_DEFAULT = frozenset(
 def board_rows(
     benchmark: Benchmark,
     candidates: list[BoardCandidate],
-    shown: list[Shown],
+    stored: list[dict[str, Any]],
+    shown: list[Shown] | None,
     places: BoardPlaces,
     ratings: dict[int, dict[str, CategoryRating]],
     intervals: list[str | None],
@@ -92,7 +93,9 @@ def board_rows(
     three times as much). The values and intervals are the placement's own only where they
     are not its run's (`intervals` holds the overlaid intervals' JSON, None for the run's):
     None otherwise, which the rows' view reads from the run. The JSON is `json.dumps`'
-    text, the rank lists and dictionaries through one format string each."""
+    text, the rank lists and dictionaries through one format string each. `stored` is each
+    run's metrics as decoded, `shown` what each row shows of them (None: every row its run's,
+    unchanged: `values.shown_values`)."""
     count = len(candidates)
     # Only the runs whose counts may be partial have any (`PartialCounts`): decoded in one
     # call, and looked at only when the benchmark has a judge metric.
@@ -101,7 +104,7 @@ def board_rows(
     if counted and judge_metrics:
         decoded = decoded_json([candidates[index].counts_json for index in counted])
         for index, counts in zip(counted, decoded, strict=True):
-            if found := partial_judgements(counts, shown[index].stored, judge_metrics):
+            if found := partial_judgements(counts, stored[index], judge_metrics):
                 judged_over[index] = found
     submissions = np.array([row.submission_id for row in candidates], dtype=np.int64)
     position, overall = _positions(places.rank, places.official, submissions)
@@ -112,7 +115,7 @@ def board_rows(
         return list(map(values.__getitem__, indices))
 
     rows_of = ordered(candidates)
-    shown_of = ordered(shown)
+    shown_of = ordered(shown) if shown is not None else []
     rated = ordered([ratings.get(row.submission_id, {}) for row in candidates]) if ratings else []
     highlights = places.highlights
     category_keys = list(places.category_ranks)
@@ -162,7 +165,7 @@ def board_rows(
         "overall_position": _sliced(overall[order].tolist()),
     }
     filled = {
-        "own_values": any(seen.changed for seen in shown),
+        "own_values": shown is not None and any(seen.changed for seen in shown),
         "highlights": bool(highlights),
         "judged_over": bool(judged_over),
         "own_intervals": intervals.count(None) < count,

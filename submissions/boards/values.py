@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import math
-from itertools import chain, repeat
+from itertools import chain
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -49,13 +49,14 @@ def shown_values(
     candidates: list[BoardCandidate],
     ratings: dict[int, dict[str, CategoryRating]],
     metrics: list[Metric],
-) -> tuple[list[Shown], np.ndarray]:
+) -> tuple[list[Shown] | None, np.ndarray]:
     """Each candidate's `Shown` (`_overlaid`) and the matrix of the shown values the ranking
     takes (one row per metric in the metrics' order, a column per candidate, NaN where a
     value is absent). The usual board is checked and laid out in bulk, with no call or
     lookup per row: when no metric is a rating, every stored value is a finite float or
     None (so cleaning changes nothing) and every run stored the same keys in the same order,
-    the values come from one array of all of them. Otherwise row by row, as `_overlaid`."""
+    the values come from one array of all of them, and no `Shown` is made (None: every row
+    shows its run's values as stored). Otherwise row by row, as `_overlaid`."""
     keys = [metric.key for metric in metrics]
     count = len(stored)
     if count and not any(metric.is_rating for metric in metrics):
@@ -72,7 +73,7 @@ def shown_values(
                 for row, key in enumerate(keys):
                     if key in column:
                         values[row] = table[:, column[key]]
-                return list(map(Shown, stored, stored, repeat(False))), values
+                return None, values
     shown = [
         _overlaid(metrics_of, ratings.get(row.submission_id, {}), metrics)
         for row, metrics_of in zip(candidates, stored, strict=True)

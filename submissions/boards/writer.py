@@ -158,6 +158,7 @@ def _rewrite_board(benchmark: Benchmark) -> None:
         fields, rows = board_rows(
             benchmark,
             candidates,
+            stored,
             shown,
             places,
             ratings,
