@@ -15,6 +15,10 @@ from judging.standin import Faults, StandinJudge
 
 class Command(BaseCommand):
     help = "Serve the deterministic stand-in LLM judge (OpenAI-compatible) until interrupted."
+    # No system checks: a stand-in server touches no database, and the checks do (a generated
+    # column's check asks the database what it supports), so it would not start where the
+    # configured database is down or not created yet.
+    requires_system_checks: list[str] = []
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--host", default="127.0.0.1", help="address to bind")
