@@ -32,9 +32,6 @@ from .models import BoardBuild, BoardEntry, BoardOrder, BoardPlacement
 
 logger = logging.getLogger(__name__)
 
-# The columns besides the metrics that a board can be sorted by (`FIXED_SORT_COLUMNS` less
-# the rank, whose order the positions are).
-ORDERED_COLUMNS = ("model", "team", "date")
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 

@@ -52,7 +52,8 @@ def recompute_board(
     (`category_ranking`, under the same scope) and its model facts. Issue 16: each row also
     stores its per-metric ranks and tiebreak values (what the rankings API shows), and the
     rows are written as plain tuples (`core.bulk.insert_rows`: COPY on PostgreSQL) with the
-    garbage collector paused. On commit, queues the rank intervals. Idempotent.
+    garbage collector paused. On commit, queues the rank intervals, the rows' API JSON and
+    the boards' sorted orders (`board_orders`). Idempotent.
 
     The board's changes (`BoardChanges.total`, read under the lock before the entries) are
     recorded as built (`BoardBuild`), with the rows. With `unless_built`, nothing is done
