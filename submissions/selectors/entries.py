@@ -6,6 +6,8 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import partial
+from operator import itemgetter
 from typing import Any, NamedTuple
 
 from django.db import connection
@@ -294,6 +296,11 @@ def board_candidate_rows(
     with connection.cursor() as cursor:
         cursor.execute(statement, parameters)
         fetched = cursor.fetchall()
+    # Each row becomes a `BoardCandidate` by `tuple.__new__` itself (its `_make`, a Python
+    # call per row, cost ~0.05 s at 100,000 rows); the query gives its fields in its order.
+    candidate = partial(tuple.__new__, BoardCandidate)
+    if len(set(map(itemgetter(1), fetched))) == len(fetched):  # one run per entry: the usual
+        return list(map(candidate, fetched))
     newest: dict[int, tuple[Any, ...]] = {}
     others: dict[int, tuple[Any, ...]] = {}  # run id -> run, for the entries with several
     for run in fetched:
@@ -301,12 +308,11 @@ def board_candidate_rows(
         if kept is not run:
             others[kept[0]] = kept
             others[run[0]] = run
-    if others:
-        created = Evaluation.objects.filter(pk__in=list(others)).values_list("created_at", "pk")
-        for order in sorted(created):  # oldest first, so each entry's newest is set last
-            run = others[order[1]]
-            newest[run[1]] = run
-    return list(map(BoardCandidate._make, newest.values()))
+    created = Evaluation.objects.filter(pk__in=list(others)).values_list("created_at", "pk")
+    for order in sorted(created):  # oldest first, so each entry's newest is set last
+        run = others[order[1]]
+        newest[run[1]] = run
+    return list(map(candidate, newest.values()))
 
 
 def interval_range(interval: Any, decimals: int) -> str:
