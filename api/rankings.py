@@ -61,7 +61,7 @@ from submissions.board_json import (
     ranking_rows,
 )
 from submissions.enums import BoardKind
-from submissions.models import BoardEntry
+from submissions.models import BoardEntry, BoardOrder
 from submissions.selectors import (
     FIXED_SORT_COLUMNS,
     BoardFilter,
@@ -450,10 +450,12 @@ def _page(
             # The board (or both) in rank order: a range of positions, through their index.
             field = "overall_position" if query["board"] == ALL_BOARDS else "position"
             page = position_range(entries, field, start, size, count, descending=descending)
-        elif query["board"] != ALL_BOARDS:
-            # One board sorted by another column: its stored order, when it is the build's.
+        else:
+            # Sorted by another column: the board's (or both's) stored order, when it is the
+            # build's.
+            board = BoardOrder.BOTH if query["board"] == ALL_BOARDS else query["board"]
             sort = BoardSort(query["sort"], descending=descending)
-            found = stored_order_page(entries, benchmark, query["board"], sort, start, size)
+            found = stored_order_page(entries, benchmark, board, sort, start, size)
             if found is not None:
                 page, expected = found
     rows = _page_rows_json(benchmark, metrics, page, category)

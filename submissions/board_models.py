@@ -321,6 +321,11 @@ class BoardBuild(models.Model):
         return f"benchmark {self.benchmark_id}: built after {self.changes} changes"
 
 
+# A `BoardOrder` of both boards together (the rankings API's `board=all`): their rows' overall
+# positions.
+BOTH_BOARDS = "all"
+
+
 class BoardOrder(models.Model):
     """A board's rows in the order of one column it can be sorted by, one way (issue 16):
     their positions (`BoardPlacement.position`) as little-endian 32-bit integers, so a page
@@ -335,9 +340,10 @@ class BoardOrder(models.Model):
 
     # How `positions` holds them: the same bytes on every machine.
     POSITION_TYPE = np.dtype("<u4")
+    BOTH = BOTH_BOARDS
 
     benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="+")
-    board = models.CharField(max_length=10, choices=BoardKind)
+    board = models.CharField(max_length=10, choices=[*BoardKind.choices, (BOTH, "Both boards")])
     key = models.CharField(max_length=50)  # a metric's key, "model", "team" or "date"
     descending = models.BooleanField()
     built_at = models.DateTimeField()
@@ -349,7 +355,8 @@ class BoardOrder(models.Model):
                 fields=["benchmark", "board", "key", "descending"], name="boardorder_unique"
             ),
             models.CheckConstraint(
-                condition=models.Q(board__in=BoardKind.values), name="boardorder_board_valid"
+                condition=models.Q(board__in=[*BoardKind.values, BOTH_BOARDS]),
+                name="boardorder_board_valid",
             ),
         ]
 

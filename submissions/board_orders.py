@@ -74,7 +74,8 @@ def _locked_build(benchmark: Benchmark) -> datetime | None:
 
 
 def _board_rows(benchmark: Benchmark) -> list[tuple[Any, ...]]:
-    """(board, position, values' JSON text, model key, team key, listed at) of every row of
+    """(board, position, overall position, values' JSON text, model key, team key, listed at)
+    of every row of
     the benchmark's boards, fetched 10,000 rows at a time (Django's iteration fetches a
     hundred: half as much time again), each value converted as Django converts it."""
     rows = (
@@ -83,6 +84,7 @@ def _board_rows(benchmark: Benchmark) -> list[tuple[Any, ...]]:
         .values_list(
             "board",
             "position",
+            "overall_position",
             Cast("values", TextField()),
             "model_key",
             "team_key",
@@ -113,29 +115,31 @@ def refresh_statistics() -> None:
 def board_orders(
     rows: list[tuple[Any, ...]], metric_keys: list[str]
 ) -> Iterator[tuple[str, str, bool, np.ndarray]]:
-    """(board, column, descending, positions in that order) for each board with rows, each
-    column and both directions. `rows` are (board, position, values' JSON text, model key,
-    team key, listed at) of both boards. Each board's rows are put in position order (rank
-    order), so a stable sort on a column keeps equal values in rank order. A metric holding
-    anything but numbers (none that a recompute wrote) gets no order: its pages sort in
-    the database."""
-    for kind in BoardKind:
-        on_board = [row for row in rows if row[0] == kind]
-        if not on_board:
+    """(board, column, descending, positions in that order) for each board with rows and for
+    both together (`BoardOrder.BOTH`: their overall positions), each column and both
+    directions. `rows` are (board, position, overall position, values' JSON text, model key,
+    team key, listed at) of both boards. A group's rows are put in the order of its
+    positions (rank order; both boards: rank, then submission, the rankings API's order),
+    so a stable sort on a column keeps equal values in that order. A metric holding anything
+    but numbers (none that a recompute wrote) gets no order: its pages sort in the
+    database."""
+    groups = [(kind.value, [row for row in rows if row[0] == kind], 1) for kind in BoardKind]
+    groups.append((BoardOrder.BOTH, rows, 2))
+    for board, group, placed_by in groups:
+        if not group:
             continue
-        columns = list(zip(*on_board, strict=True))
-        order = np.argsort(np.array(columns[1], dtype=np.int64), kind="stable")
-        _, positions, values, model, team, listed = (
-            [column[index] for index in order.tolist()] for column in columns
-        )
+        columns = list(zip(*group, strict=True))
+        order = np.argsort(np.array(columns[placed_by], dtype=np.int64), kind="stable").tolist()
+        columns = [[column[index] for index in order] for column in columns]
+        placed = np.array(columns[placed_by], dtype=np.int64)
+        values, model, team, listed = columns[3:]
         sortable = dict(_metric_columns(decoded_json(values), metric_keys))
         sortable["model"] = (_code_points(model), np.zeros(len(model), dtype=bool))
         sortable["team"] = (_code_points(team), np.array([key == "" for key in team]))
         sortable["date"] = _instants(listed)
-        placed = np.array(positions, dtype=np.int64)
         for key, (column, missing) in sortable.items():
             for descending in (False, True):
-                yield kind.value, key, descending, placed[_sorted(column, missing, descending)]
+                yield board, key, descending, placed[_sorted(column, missing, descending)]
 
 
 def _sorted(column: np.ndarray, missing: np.ndarray, descending: bool) -> np.ndarray:

@@ -308,7 +308,8 @@ def stored_order_page(
     start: int,
     size: int,
 ) -> tuple[QuerySet[BoardEntry], int] | None:
-    """Rows `start` to `start + size` of `entries` (one whole board) in the order of `sort`
+    """Rows `start` to `start + size` of `entries` (one whole board, or both: `board` is then
+    `BoardOrder.BOTH`) in the order of `sort`
     (a column other than the rank), from the board's stored order (`BoardOrder`), and how
     many rows that is: the positions' slice, then a query of those rows by position (the
     board's index), in the slice's order, and only while they are the build's the order was
@@ -334,12 +335,14 @@ def stored_order_page(
     wanted = np.frombuffer(stored, dtype=BoardOrder.POSITION_TYPE)[start : start + size].tolist()
     if not wanted:
         return None
+    # Both boards' order holds their overall positions, a board's its own.
+    field = "overall_position" if board == BoardOrder.BOTH else "position"
     place = Case(
-        *(When(position=position, then=Value(index)) for index, position in enumerate(wanted)),
+        *(When(**{field: position}, then=Value(index)) for index, position in enumerate(wanted)),
         output_field=IntegerField(),
     )
     page = entries.filter(
-        board=board, position__in=wanted, benchmark__board_build__built_at=built_at
+        **{f"{field}__in": wanted}, benchmark__board_build__built_at=built_at
     ).order_by(place)
     return page, len(wanted)
 

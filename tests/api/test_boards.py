@@ -565,11 +565,13 @@ def test_the_query_count_does_not_grow_with_the_board(client, medvidbench, suffi
     # Built: the benchmark, the board's computed_at, the metrics, then the rows with their
     # submissions in one query (the JSON: after a read of the stored JSON found none).
     # Cached (or a 304): the first two only. Sorting by a metric reads the metrics to check
-    # the key, whether the body is cached or not. With the stored JSON: its read, not the rows'.
+    # the key, whether the body is cached or not, and a page looks for the stored order
+    # (none before its writer has run: the database sorts). With the stored JSON: its read,
+    # not the rows'.
     json_probe = 0 if suffix == ".csv" else 1
     assert len(own_queries(built)) == 4 + json_probe
     assert len(own_queries(cached)) == 2
-    assert len(own_queries(by_metric)) == 4 + json_probe
+    assert len(own_queries(by_metric)) == 4 + 2 * json_probe
     assert len(own_queries(stored)) == 4
     assert first.content == second.content == third.content
 

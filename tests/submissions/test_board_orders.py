@@ -35,7 +35,13 @@ def stored_positions(benchmark, board, key, descending) -> list[int]:
 
 
 def database_positions(benchmark, board, key, descending) -> list[int]:
-    entries = board_entries(benchmark, board).order_by(*board_ordering(BoardSort(key, descending)))
+    """The board's positions in the database's order, or both boards' overall positions in the
+    rankings API's (`board=all`: the board's order, then the submission)."""
+    sort = board_ordering(BoardSort(key, descending))
+    if board == BoardOrder.BOTH:
+        entries = board_entries(benchmark, BoardKind.values).order_by(*sort, "submission_id")
+        return list(entries.values_list("overall_position", flat=True))
+    entries = board_entries(benchmark, board).order_by(*sort)
     return list(entries.values_list("position", flat=True))
 
 
@@ -65,8 +71,8 @@ def test_every_stored_order_is_the_databases_order_of_the_rows(seed):
     written = board_orders.write_board_orders(benchmark)
 
     keys = [*benchmark.metrics.values_list("key", flat=True), "model", "team", "date"]
-    assert written == 2 * len(keys) * 2  # both boards, every column, both ways
-    for board in BoardKind.values:
+    assert written == 3 * len(keys) * 2  # each board and both, every column, both ways
+    for board in [*BoardKind.values, BoardOrder.BOTH]:
         for key in keys:
             for descending in (False, True):
                 assert stored_positions(benchmark, board, key, descending) == (
@@ -126,7 +132,7 @@ def test_the_rankings_api_pages_a_sorted_board_through_its_stored_order_with_the
     client = APIClient()
     asks = [
         {"board": board, "sort": sort, "direction": direction, "page": page, "page_size": 4}
-        for board in BoardKind.values
+        for board in [*BoardKind.values, "all"]
         for sort in ("STG_mIoU", "model", "team", "date")
         for direction in ("asc", "desc")
         for page in (1, 2)
@@ -138,6 +144,8 @@ def test_the_rankings_api_pages_a_sorted_board_through_its_stored_order_with_the
 
     entries = board_entries(benchmark, "community")
     assert stored_order_page(entries, benchmark, "community", BoardSort("date"), 0, 4)
+    both = board_entries(benchmark, BoardKind.values)
+    assert stored_order_page(both, benchmark, BoardOrder.BOTH, BoardSort("team", True), 4, 4)
     through_orders = [rankings(client, benchmark, **params) for params in asks]
     for params, before, after in zip(asks, sorted_in_database, through_orders, strict=True):
         assert after == before, params
