@@ -9,7 +9,7 @@ column is converted once per value as its field would convert it (a JSON field's
 `json.dumps`, a date-time's adaptation), so the stored rows are those `bulk_create` writes.
 
 `decoded_json` is the other way: many rows' JSON texts, as the database gave them, decoded in
-one call.
+one call; `numbers_table` lays the decoded objects out as one matrix of their numbers.
 """
 
 from __future__ import annotations
@@ -20,9 +20,10 @@ import math
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from datetime import datetime
 from functools import partial
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
+import numpy as np
 from django.db import connection, models
 from psycopg.copy import QueuedLibpqWriter
 
@@ -238,3 +239,33 @@ def decoded_json(texts: list[str]) -> list[Any]:
 
 
 _JSON_DECODER = msgspec.json.Decoder()
+
+
+class NumbersTable(NamedTuple):
+    """Decoded JSON objects as one matrix of doubles (`numbers_table`)."""
+
+    columns: dict[str, int]  # each key's column
+    matrix: np.ndarray  # a row per object, NaN where the value is null
+    nulls: int  # how many values were null
+
+
+def numbers_table(rows: list[Any], kinds: Collection[type]) -> NumbersTable | None:
+    """`rows` (decoded JSON objects) as one matrix, converted in one call rather than looked
+    up row by row and key by key, when every row is an object of the same keys in the same
+    order and every value is null or of one of `kinds` (number types: an integer past a
+    double's range refuses). None otherwise: the caller goes row by row."""
+    if not rows or not all(type(row) is dict for row in rows):
+        return None
+    layouts = set(map(tuple, rows))
+    if len(layouts) != 1:
+        return None
+    flat = list(itertools.chain.from_iterable(map(dict.values, rows)))
+    if not set(map(type, flat)) <= {*kinds, type(None)}:
+        return None
+    try:
+        matrix = np.array(flat, dtype=float)  # None is NaN
+    except OverflowError:
+        return None
+    (layout,) = layouts
+    columns = {key: position for position, key in enumerate(layout)}
+    return NumbersTable(columns, matrix.reshape(len(rows), len(layout)), flat.count(None))

@@ -16,7 +16,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -25,7 +24,7 @@ from django.db.models import TextField
 from django.db.models.functions import Cast
 
 from benchmark.models import Benchmark
-from core.bulk import decoded_json
+from core.bulk import decoded_json, numbers_table
 
 from .enums import BoardKind
 from .models import BoardBuild, BoardEntry, BoardOrder, BoardPlacement
@@ -75,9 +74,8 @@ def _locked_build(benchmark: Benchmark) -> datetime | None:
 
 def _board_rows(benchmark: Benchmark) -> list[tuple[Any, ...]]:
     """(board, position, overall position, values' JSON text, model key, team key, listed at)
-    of every row of
-    the benchmark's boards, fetched 10,000 rows at a time (Django's iteration fetches a
-    hundred: half as much time again), each value converted as Django converts it."""
+    of every row of the benchmark's boards, fetched 10,000 rows at a time (Django's iteration
+    fetches a hundred: half as much time again), each value converted as Django converts it."""
     rows = (
         BoardEntry.objects.filter(benchmark=benchmark)
         .order_by()
@@ -118,28 +116,35 @@ def board_orders(
     """(board, column, descending, positions in that order) for each board with rows and for
     both together (`BoardOrder.BOTH`: their overall positions), each column and both
     directions. `rows` are (board, position, overall position, values' JSON text, model key,
-    team key, listed at) of both boards. A group's rows are put in the order of its
-    positions (rank order; both boards: rank, then submission, the rankings API's order),
-    so a stable sort on a column keeps equal values in that order. A metric holding anything
-    but numbers (none that a recompute wrote) gets no order: its pages sort in the
-    database."""
-    groups = [(kind.value, [row for row in rows if row[0] == kind], 1) for kind in BoardKind]
-    groups.append((BoardOrder.BOTH, rows, 2))
-    for board, group, placed_by in groups:
-        if not group:
+    team key, listed at) of both boards. Each column is laid out once for every row; a
+    group's rows are then taken in the order of its positions (rank order; both boards:
+    rank, then submission, the rankings API's order), so a stable sort on a column keeps
+    equal values in that order. A metric holding anything but numbers (none that a
+    recompute wrote) gets no order: its pages sort in the database."""
+    if not rows:
+        return
+    board, position, overall, values, model, team, listed = (
+        list(column) for column in zip(*rows, strict=True)
+    )
+    sortable = dict(_metric_columns(decoded_json(values), metric_keys))
+    sortable["model"] = (_code_points(model), np.zeros(len(model), dtype=bool))
+    sortable["team"] = (_code_points(team), np.array([key == "" for key in team]))
+    sortable["date"] = _instants(listed)
+    on_board = np.array(board)
+    groups = [
+        (kind.value, np.flatnonzero(on_board == kind.value), np.array(position, dtype=np.int64))
+        for kind in BoardKind
+    ]
+    groups.append((BoardOrder.BOTH, np.arange(len(rows)), np.array(overall, dtype=np.int64)))
+    for name, members, places in groups:
+        if len(members) == 0:
             continue
-        columns = list(zip(*group, strict=True))
-        order = np.argsort(np.array(columns[placed_by], dtype=np.int64), kind="stable").tolist()
-        columns = [[column[index] for index in order] for column in columns]
-        placed = np.array(columns[placed_by], dtype=np.int64)
-        values, model, team, listed = columns[3:]
-        sortable = dict(_metric_columns(decoded_json(values), metric_keys))
-        sortable["model"] = (_code_points(model), np.zeros(len(model), dtype=bool))
-        sortable["team"] = (_code_points(team), np.array([key == "" for key in team]))
-        sortable["date"] = _instants(listed)
+        members = members[np.argsort(places[members], kind="stable")]
+        placed = places[members]
         for key, (column, missing) in sortable.items():
             for descending in (False, True):
-                yield board, key, descending, placed[_sorted(column, missing, descending)]
+                order = _sorted(column[members], missing[members], descending)
+                yield name, key, descending, placed[order]
 
 
 def _sorted(column: np.ndarray, missing: np.ndarray, descending: bool) -> np.ndarray:
@@ -153,48 +158,27 @@ def _sorted(column: np.ndarray, missing: np.ndarray, descending: bool) -> np.nda
 def _metric_columns(
     values: list[Any], metric_keys: list[str]
 ) -> Iterator[tuple[str, tuple[np.ndarray, np.ndarray]]]:
-    """Each metric's shown values as doubles, and where they are missing (absent or null).
-    When every row holds the same keys in the same order and only numbers or nulls (a board
-    recomputed from clean runs), all are converted at once, as the recompute lays them out."""
-    table = _numbers_table(values)
-    if table is not None:
-        layout, numbers = table
-        for key in metric_keys:
-            column = numbers[:, layout[key]] if key in layout else np.full(len(values), np.nan)
-            missing = np.isnan(column)
-            yield key, (np.where(missing, 0.0, column), missing)
-        return
+    """Each metric's shown values as doubles, and where they are missing (absent or null):
+    all at once when the rows allow (`core.bulk.numbers_table`: a board recomputed from
+    clean runs), else row by row."""
+    table = numbers_table(values, (float, int))
     for key in metric_keys:
+        if table is not None:
+            if key in table.columns:
+                numbers = table.matrix[:, table.columns[key]]
+            else:
+                numbers = np.full(len(values), np.nan)
+            missing = np.isnan(numbers)
+            yield key, (np.where(missing, 0.0, numbers), missing)
+            continue
         found = [row.get(key) if isinstance(row, dict) else None for row in values]
-        if not set(map(type, found)) <= _NUMBERS:
+        if not set(map(type, found)) <= {float, int, type(None)}:
             continue
         try:
             column = np.array([0.0 if value is None else float(value) for value in found])
         except OverflowError:  # an integer past a double's range
             continue
         yield key, (column, np.array([value is None for value in found]))
-
-
-_NUMBERS = {float, int, type(None)}
-
-
-def _numbers_table(values: list[Any]) -> tuple[dict[str, int], np.ndarray] | None:
-    """({key: column}, the rows' values as a matrix of doubles, NaN for null) when every
-    row is a dictionary of the same keys in the same order holding numbers or nulls."""
-    if not values or not all(type(row) is dict for row in values):
-        return None
-    layouts = set(map(tuple, values))
-    if len(layouts) != 1:
-        return None
-    flat = list(chain.from_iterable(map(dict.values, values)))
-    if not set(map(type, flat)) <= _NUMBERS:
-        return None
-    try:
-        numbers = np.array(flat, dtype=float)  # None is NaN
-    except OverflowError:
-        return None
-    (layout,) = layouts
-    return {key: index for index, key in enumerate(layout)}, numbers.reshape(len(values), -1)
 
 
 def _code_points(keys: list[str]) -> np.ndarray:

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import json
 import math
-from itertools import chain
 from typing import Any, NamedTuple
 
 import numpy as np
 
 from benchmark.models import Metric
-from core.bulk import decoded_json
+from core.bulk import decoded_json, numbers_table
 
 from ..models import CategoryRating
 from ..selectors import BoardCandidate, metric_value
@@ -59,21 +58,16 @@ def shown_values(
     shows its run's values as stored). Otherwise row by row, as `_overlaid`."""
     keys = [metric.key for metric in metrics]
     count = len(stored)
+    table = None
     if count and not any(metric.is_rating for metric in metrics):
-        flat = list(chain.from_iterable(map(dict.values, stored)))
-        layouts = set(map(tuple, stored))
-        if len(layouts) == 1 and set(map(type, flat)) <= {float, type(None)}:
-            array = np.array(flat, dtype=float)  # None is NaN
-            # A float that is not finite (none in JSON the database wrote) is cleaned to None.
-            if np.count_nonzero(~np.isfinite(array)) == flat.count(None):
-                (layout,) = layouts
-                table = array.reshape(count, len(layout))
-                column = {key: position for position, key in enumerate(layout)}
-                values = np.full((len(keys), count), np.nan)
-                for row, key in enumerate(keys):
-                    if key in column:
-                        values[row] = table[:, column[key]]
-                return None, values
+        table = numbers_table(stored, (float,))
+    # A float that is not finite (none in JSON the database wrote) is cleaned to None.
+    if table is not None and np.count_nonzero(~np.isfinite(table.matrix)) == table.nulls:
+        values = np.full((len(keys), count), np.nan)
+        for row, key in enumerate(keys):
+            if key in table.columns:
+                values[row] = table.matrix[:, table.columns[key]]
+        return None, values
     shown = [
         _overlaid(metrics_of, ratings.get(row.submission_id, {}), metrics)
         for row, metrics_of in zip(candidates, stored, strict=True)
