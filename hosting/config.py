@@ -5,8 +5,6 @@ addresses are allowed."""
 
 from __future__ import annotations
 
-import ipaddress
-import socket
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -16,6 +14,7 @@ from django.conf import settings
 
 from benchmark.plugins import Rerun
 from core.private_files import MediaFolder
+from inference import guard
 from inference.settings import KindSettings
 
 HOSTED = KindSettings("PODIUM_HOSTED")
@@ -87,21 +86,21 @@ def endpoint_address_problem(base_url: str) -> str:
     """Why Podium's workers must not call `base_url` (""): a host that does not resolve, or
     one whose address is loopback, private, link-local, multicast or reserved (the server's
     own network: its database, a cloud metadata service), unless private endpoints are
-    allowed."""
+    allowed. What a form says; the client checks the same rule again at every connection
+    (`inference.transport`), so a DNS answer that changes later is refused there."""
     host = urlsplit(base_url.strip()).hostname or ""
     if not host:
         return "Give a base URL with a host name."
     if private_endpoints_allowed():
         return ""
     try:
-        infos = socket.getaddrinfo(host, None, proto=socket.IPPROTO_TCP)
-    except (socket.gaierror, UnicodeError):
+        infos = guard.resolve(host, 443)
+    except (OSError, UnicodeError):
         return f"The host {host!r} of the base URL does not resolve."
     for info in infos:
-        address = ipaddress.ip_address(info[4][0])
-        if not address.is_global:
+        if guard.address_problem(info[4][0]):
             return (
-                f"The base URL's host {host!r} is at {address}, an address of a private "
+                f"The base URL's host {host!r} is at {info[4][0]}, an address of a private "
                 "network; Podium calls model endpoints on the public internet only."
             )
     return ""

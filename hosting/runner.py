@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from django.db import transaction
 from django.db.models import Count, Q, Sum
@@ -29,7 +29,13 @@ from core.exceptions import DomainError, InvalidPredictions
 from inference import lifecycle
 from inference.answering import ENDPOINT_NAME as MODEL_ENDPOINT
 from inference.answering import Answer, Content, ModelClient, answer_many
-from inference.client import EndpointError, EndpointUnreachable, OutageState
+from inference.client import (
+    AddressNotAllowed,
+    EndpointError,
+    EndpointUnreachable,
+    OutageState,
+    Redirected,
+)
 from inference.models import EndpointKeyError
 from inference.pacing import RateLimiter
 from submissions.enums import SubmissionSource
@@ -128,6 +134,9 @@ def refusal(error: EndpointError, request: HostedRequest) -> tuple[Failure, str]
             f"Model {model!r} not found at the endpoint (HTTP 404): {error}. "
             f"{NOTHING_PUBLISHED} with the right base URL and model name.",
         )
+    if isinstance(error, Redirected | AddressNotAllowed):
+        text = str(error)
+        return Failure.ENDPOINT_REFUSED, f"{text[:1].upper()}{text[1:]}. {NOTHING_PUBLISHED}."
     if isinstance(error, EndpointKeyError):
         return Failure.ENDPOINT_REFUSED, f"{error}. {NOTHING_PUBLISHED}."
     return (
@@ -224,7 +233,11 @@ def _send(
     end of the time slice or a cancel, "capped" once the tokens spent reach the cap (the
     answers in flight are still stored). The endpoint's outage carries over between slices
     and is saved at every heartbeat."""
-    endpoint_config = request.endpoint.config()
+    # An answer longer than the benchmark takes is set aside as over-long, and no more of a
+    # reply is read than such an answer needs (`inference.client.EndpointConfig`).
+    endpoint_config = replace(
+        request.endpoint.config(), max_answer_chars=request.benchmark.max_prediction_chars
+    )
     client = ModelClient(endpoint_config)
     items = {item.sample_index: item for item in pending}
     outage = config.HOSTED.outage(

@@ -1,22 +1,27 @@
-"""Talking to an OpenAI-compatible chat endpoint at scale: the transport (`ChatClient`), the
+"""Talking to an OpenAI-compatible chat endpoint at scale: the client (`ChatClient`), the
 split of failures, the attempt loop (`ask_until_usable`), the run-wide outage (`Outage`) and
 bounded concurrency (`run_bounded`). No Django here. Its users say only what an answer means:
 the judge (`judging.client.judge_many`: a verdict), the re-run and hosted evaluation
 (`inference.answering.answer_many`: any text); docs/inference.md.
 
-The openai client's own retries are switched off (`max_retries=0`): transport failures (429, 5xx,
-timeouts, refused or dropped connections) say the endpoint is unreachable for now, not that an
-item is bad, so they cost no attempt: an `Outage` shared by the run holds every call back and
-probes with growing waits until the endpoint answers again (or a time limit passes). Only
-answers count as attempts, and only an item whose every answer was unusable fails.
+`ChatClient` speaks the chat completions API itself over `inference.transport`, which holds
+the rules for calling a URL someone else chose: no redirect followed, the address checked
+where the connection is made, a wall-clock deadline per call, a bounded reply. Everything it
+hands on that came from the endpoint (the answer, an error's text) has the call's key masked
+(`inference.masking`), and the tokens it reports are never fewer than the text it sent and
+received implies, whatever the endpoint claims (`CHARS_PER_TOKEN`).
 
-`openai` is imported by the first `ChatClient`, not with this module: it takes ~0.3 s, and
-every process imports this module at start-up (issue 16) while only the judge, the re-run and
-hosted evaluation talk to an endpoint.
+Transport failures (429, 5xx, timeouts, refused or dropped connections) say the endpoint is
+unreachable for now, not that an item is bad, so they cost no attempt: an `Outage` shared by
+the run holds every call back and probes with growing waits until the endpoint answers again
+(or a time limit passes). Only answers count as attempts, and only an item whose every answer
+was unusable fails.
 """
 
 from __future__ import annotations
 
+import json
+import math
 import random
 import threading
 import time
@@ -24,12 +29,11 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from . import guard
+from .masking import mask_secrets
 from .pacing import RateLimiter
-
-if TYPE_CHECKING:
-    import openai
 
 MAX_BACKOFF_SECONDS = 60.0
 # How long an endpoint may stay unreachable before a run gives up (PODIUM_JUDGE_OUTAGE_LIMIT_SECONDS
@@ -38,17 +42,39 @@ MAX_BACKOFF_SECONDS = 60.0
 DEFAULT_OUTAGE_LIMIT_SECONDS = 1800.0
 OUTAGE_PROBE_CAP_SECONDS = 30.0
 RETRYABLE_STATUS = frozenset({408, 409, 425, 429})
+# The longest answer a caller takes when it names no limit of its own (a judge's verdict is a
+# few hundred characters; a benchmark's answers are bounded by its max_prediction_chars).
+DEFAULT_MAX_ANSWER_CHARS = 100_000
+# A reply's body may be this many bytes per character of the longest answer (JSON's escape of
+# a character outside the BMP, a surrogate pair, is 12 bytes), plus the envelope's.
+BYTES_PER_ANSWER_CHAR = 12
+ENVELOPE_BYTES = 64 * 1024
+# The tokens charged for a call are at least one per this many characters sent (the message's
+# text) and received (the answer, or the bytes read of an over-long one), whatever the
+# endpoint's usage says: the token cap holds against an endpoint that under-reports.
+CHARS_PER_TOKEN = 6
+# An endpoint's reported usage above this is not believed (it would overflow the counters).
+MAX_REPORTED_TOKENS = 10_000_000
+SHOWN_ERROR_CHARS = 200
 
 
 class EndpointError(Exception):
     """The endpoint refused the request in a way no retry fixes (a bad key, an unknown model,
-    a wrong URL): the whole run stops with this message. `status` is the HTTP status of the
-    refusal (None when it was not one), so a user can name it in its own words (hosted
-    evaluation: "the endpoint refused the API key")."""
+    a wrong URL, a redirect, an address Podium does not call): the whole run stops with this
+    message. `status` is the HTTP status of the refusal (None when it was not one), so a user
+    can name it in its own words (hosted evaluation: "the endpoint refused the API key")."""
 
     def __init__(self, message: str = "", *, status: int | None = None) -> None:
         super().__init__(message)
         self.status = status
+
+
+class Redirected(EndpointError):
+    """The endpoint answered with a redirect, which Podium never follows."""
+
+
+class AddressNotAllowed(EndpointError):
+    """The endpoint's host is on an address Podium's workers do not call."""
 
 
 class TransientError(Exception):
@@ -61,14 +87,25 @@ class TransientError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Reply:
+    """One answered call: the answer's text (None: no text in the reply, or an over-long one),
+    the tokens charged for it, how long it took. `overlong` says why an answer was set aside
+    for its length ("": it was not): such a reply is final for its item, not retried (at
+    temperature 0 the model would answer the same)."""
+
     text: str | None
     prompt_tokens: int
     completion_tokens: int
     latency_ms: int
+    overlong: str = ""
 
 
 @dataclass(frozen=True, slots=True)
 class EndpointConfig:
+    """How to call one endpoint. `allow_private`: whether its host may be on a loopback,
+    private or link-local address (checked at every connection, `inference.transport`);
+    `max_answer_chars`: the longest answer taken (None: `DEFAULT_MAX_ANSWER_CHARS`), which
+    also bounds how much of a reply is read."""
+
     base_url: str
     model: str
     api_key: str
@@ -76,72 +113,193 @@ class EndpointConfig:
     timeout_seconds: float = 30.0
     concurrency: int = 10
     max_attempts: int = 5
+    allow_private: bool = False
+    max_answer_chars: int | None = None
 
 
 class ChatClient:
     """One user message in (text, or a list of content parts such as images), the answer text
     and token usage out; errors classified. `endpoint_name` and `key_hint` word the refusal: each
-    user names its endpoint (`judging.client.JudgeClient`, `inference.answering.ModelClient`)."""
+    user names its endpoint (`judging.client.JudgeClient`, `inference.answering.ModelClient`).
+    Each call has the config's timeout as its wall-clock deadline."""
 
     endpoint_name = "endpoint"
     key_hint = "the API key named in the endpoint's configuration"
 
     def __init__(self, config: EndpointConfig) -> None:
-        import openai  # here: see the module docstring
-
         self.config = config
-        self._openai = openai
-        self._client = openai.OpenAI(
-            base_url=config.base_url,
-            api_key=config.api_key or "unused",
-            max_retries=0,
-            timeout=config.timeout_seconds,
+        self._url = config.base_url.rstrip("/") + "/chat/completions"
+        self._headers = [
+            (b"Content-Type", b"application/json"),
+            (b"Accept", b"application/json"),
+            (b"User-Agent", b"Podium"),
+        ]
+        if config.api_key:
+            self._headers.append((b"Authorization", f"Bearer {config.api_key}".encode()))
+        self._secrets = [config.api_key] if config.api_key else []
+        self._max_chars = config.max_answer_chars or DEFAULT_MAX_ANSWER_CHARS
+        self._max_bytes = self._max_chars * BYTES_PER_ANSWER_CHAR + ENVELOPE_BYTES
+        from . import transport  # here: httpcore2 takes ~0.27 s to import (issue 16)
+
+        self._transport = transport.Transport(
+            allow_private=config.allow_private, max_connections=config.concurrency
         )
 
+    def mask(self, text: str) -> str:
+        """`text` with this client's key masked (`inference.masking`)."""
+        return mask_secrets(text, self._secrets)
+
     def complete(self, content: str | list[dict[str, Any]]) -> Reply:
-        openai = self._openai
+        body = json.dumps(
+            {
+                "model": self.config.model,
+                "messages": [{"role": "user", "content": content}],
+                "temperature": self.config.temperature,
+            }
+        ).encode()
+        sent_tokens = math.ceil(_text_chars(content) / CHARS_PER_TOKEN)
+        timeout = self.config.timeout_seconds
         started = time.monotonic()
         try:
-            response = self._client.chat.completions.create(
-                model=self.config.model,
-                messages=[{"role": "user", "content": content}],
-                temperature=self.config.temperature,
+            with guard.bounded_call(timeout):
+                response = self._transport.post(
+                    self._url,
+                    headers=self._headers,
+                    body=body,
+                    max_bytes=self._max_bytes,
+                    timeout=timeout,
+                )
+        except guard.ReplyTooLarge as error:
+            return Reply(
+                None,
+                sent_tokens,
+                math.ceil(error.limit / CHARS_PER_TOKEN),
+                _elapsed_ms(started),
+                overlong=f"the answer was longer than {self._max_chars:,} characters, the "
+                "most this benchmark takes (reading stopped there)",
             )
-        except openai.APITimeoutError:
-            raise TransientError(f"no answer within {self.config.timeout_seconds:g} s") from None
-        except openai.APIConnectionError as error:
-            raise TransientError(f"connection failed: {error}") from None
-        except openai.APIStatusError as error:
-            raise _classify(error, self.endpoint_name, self.key_hint) from None
-        latency_ms = round((time.monotonic() - started) * 1000)
-        usage = getattr(response, "usage", None)
-        choices = getattr(response, "choices", None) or []
-        text = choices[0].message.content if choices else None
+        except guard.CallCancelled:
+            raise
+        except guard.AddressRefused as error:
+            raise AddressNotAllowed(
+                f"the {self.endpoint_name} is not called: {self.mask(str(error))}"
+            ) from None
+        except (guard.DeadlinePassed, _httpcore_timeouts()):
+            raise TransientError(f"no answer within {timeout:g} s") from None
+        except _httpcore_errors() as error:
+            raise TransientError(f"connection failed: {self.mask(str(error))}") from None
+        latency_ms = _elapsed_ms(started)
+        if response.status >= 300:
+            raise self._refusal(response)
+        return self._reply(response.body, sent_tokens, latency_ms)
+
+    def _reply(self, raw: bytes, sent_tokens: int, latency_ms: int) -> Reply:
+        """The answer's text and the tokens charged, from a 2xx body."""
+        try:
+            data = json.loads(raw)
+        except ValueError:
+            data = None
+        text = None
+        usage: dict[str, Any] = {}
+        if isinstance(data, dict):
+            usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+            choices = data.get("choices")
+            if isinstance(choices, list) and choices and isinstance(choices[0], dict):
+                message = choices[0].get("message")
+                if isinstance(message, dict) and isinstance(message.get("content"), str):
+                    text = message["content"]
+        received = len(text) if text is not None else len(raw)
+        prompt_tokens = max(_reported(usage.get("prompt_tokens")), sent_tokens)
+        completion_tokens = max(
+            _reported(usage.get("completion_tokens")), math.ceil(received / CHARS_PER_TOKEN)
+        )
+        if text is not None and len(text) > self._max_chars:
+            return Reply(
+                None,
+                prompt_tokens,
+                completion_tokens,
+                latency_ms,
+                overlong=f"the answer was {len(text):,} characters long, longer than "
+                f"{self._max_chars:,}, the most this benchmark takes",
+            )
         return Reply(
-            text=text,
-            prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
-            completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
-            latency_ms=latency_ms,
+            None if text is None else self.mask(text), prompt_tokens, completion_tokens, latency_ms
+        )
+
+    def _refusal(self, response: Any) -> Exception:
+        """The exception for a status of 300 or more, its text masked."""
+        status = response.status
+        if status < 400:
+            location = self.mask(response.headers.get("location", "")[:SHOWN_ERROR_CHARS])
+            return Redirected(
+                f"the {self.endpoint_name} answered with a redirect (HTTP {status}) to "
+                f"{location or 'an unnamed address'}; Podium follows no redirect: give its "
+                "final URL",
+                status=status,
+            )
+        detail = f"HTTP {status}"
+        message = _error_message(response.body)
+        if message:
+            detail += f": {self.mask(message[:SHOWN_ERROR_CHARS])}"
+        if status in RETRYABLE_STATUS or status >= 500:
+            return TransientError(detail, retry_after=retry_after_seconds(response.headers))
+        hint = {
+            401: f" (check {self.key_hint})",
+            403: " (the key may lack access to this model)",
+            404: " (check the base URL and the model name)",
+        }.get(status, "")
+        return EndpointError(
+            f"the {self.endpoint_name} refused the request: {detail}{hint}", status=status
         )
 
     def close(self) -> None:
-        self._client.close()
+        self._transport.close()
 
 
-def _classify(error: openai.APIStatusError, endpoint_name: str, key_hint: str) -> Exception:
-    status = error.status_code
-    detail = f"HTTP {status}"
-    message = getattr(error, "message", "") or ""
-    if message:
-        detail += f": {message[:200]}"
-    if status in RETRYABLE_STATUS or status >= 500:
-        return TransientError(detail, retry_after=retry_after_seconds(error.response.headers))
-    hint = {
-        401: f" (check {key_hint})",
-        403: " (the key may lack access to this model)",
-        404: " (check the base URL and the model name)",
-    }.get(status, "")
-    return EndpointError(f"the {endpoint_name} refused the request: {detail}{hint}", status=status)
+def _httpcore_timeouts() -> type[Exception]:
+    import httpcore2  # imported by the transport already (see ChatClient.__init__)
+
+    return httpcore2.TimeoutException
+
+
+def _httpcore_errors() -> tuple[type[Exception], ...]:
+    import httpcore2  # imported by the transport already
+
+    return (httpcore2.NetworkError, httpcore2.ProtocolError)
+
+
+def _elapsed_ms(started: float) -> int:
+    return round((time.monotonic() - started) * 1000)
+
+
+def _text_chars(content: str | list[dict[str, Any]]) -> int:
+    """The characters of a message's text (its text parts; images are not counted)."""
+    if isinstance(content, str):
+        return len(content)
+    return sum(len(part.get("text") or "") for part in content if part.get("type") == "text")
+
+
+def _reported(value: Any) -> int:
+    """A usage count as the endpoint reported it, if it is believable (else 0)."""
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return min(value, MAX_REPORTED_TOKENS)
+    return 0
+
+
+def _error_message(raw: bytes) -> str:
+    """What an error reply says: OpenAI's `{"error": {"message"}}` (or a top-level
+    "message"), else its text."""
+    text = raw.decode("utf-8", errors="replace").strip()
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return text
+    error = data.get("error", data) if isinstance(data, dict) else None
+    if isinstance(error, dict) and isinstance(error.get("message"), str):
+        return error["message"]
+    if isinstance(error, str):
+        return error
+    return text
 
 
 def retry_after_seconds(headers: object) -> float | None:
@@ -342,8 +500,10 @@ def ask_until_usable[T](
     cannot use) or `max_attempts` answered calls were unusable. Transient failures are not
     attempts: they go to `outage`, which holds every call back while the endpoint is down (and
     raises `EndpointUnreachable` once it has been down too long). An unusable reply waits
-    `backoff` before the next attempt. With a `limiter` every call (a probe too) waits for its
-    slot first (`inference.pacing`). `EndpointError` propagates. The judge
+    `backoff` before the next attempt; an over-long reply (`Reply.overlong`) ends the item's
+    attempts. With a `limiter` every call (a probe too) waits for its slot first
+    (`inference.pacing`). Once `stop` is set a call blocked on the network ends within
+    `guard.POLL_SECONDS` and the item is handed back unfinished. `EndpointError` propagates. The judge
     (`judging.client.judge_one`) and the re-run and hosted evaluation
     (`inference.answering.answer_one`) all ask through this."""
     stop = stop or threading.Event()
@@ -358,11 +518,15 @@ def ask_until_usable[T](
             break
         try:
             calls += 1
-            reply = call()
+            with guard.stoppable(stop):
+                reply = call()
         except TransientError as failure:
             outage.failed(failure, probe)
             error = str(failure)
             continue
+        except guard.CallCancelled:
+            outage.released(probe)
+            break
         except BaseException:
             outage.released(probe)
             raise
@@ -370,6 +534,11 @@ def ask_until_usable[T](
         attempts += 1
         prompt_tokens += reply.prompt_tokens
         completion_tokens += reply.completion_tokens
+        if reply.overlong:
+            # Final: at temperature 0 the model would answer the same, at the same cost.
+            return Asked(
+                None, None, attempts, calls, prompt_tokens, completion_tokens, reply.overlong
+            )
         try:
             value = interpret(reply)
         except UnusableReply as failure:

@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import ClassVar
 from urllib.parse import urlsplit
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator, URLValidator
 from django.db import models
@@ -82,6 +83,14 @@ class Endpoint(models.Model):
     def __str__(self) -> str:
         return f"{self.model} at {self.base_url}"
 
+    def allows_private_addresses(self) -> bool:
+        """Whether the client may connect to this endpoint on a loopback, private or link-local
+        address (`inference.transport` checks the address of every connection): a model
+        endpoint someone else chose only where PODIUM_HOSTED_ALLOW_PRIVATE_ENDPOINTS says so
+        (development and tests: the stand-ins on loopback; hosted evaluation and re-runs
+        alike). A subclass configured only by superusers may allow them (the judge's)."""
+        return bool(getattr(settings, "PODIUM_HOSTED_ALLOW_PRIVATE_ENDPOINTS", False))
+
     def endpoint_config(self, *, api_key: str, temperature: float = 0.0) -> EndpointConfig:
         """What `inference.client.ChatClient` needs, with the key the subclass found."""
         return EndpointConfig(
@@ -92,6 +101,7 @@ class Endpoint(models.Model):
             timeout_seconds=self.timeout_seconds,
             concurrency=self.concurrency,
             max_attempts=self.max_attempts,
+            allow_private=self.allows_private_addresses(),
         )
 
     def config(self) -> EndpointConfig:

@@ -140,6 +140,11 @@ class JudgeEndpoint(Endpoint):
     def missing_key(self) -> bool:
         return bool(self.api_key_env) and not self.api_key
 
+    def allows_private_addresses(self) -> bool:
+        # A judge is configured by a superuser (its own allow-list: the key variables it may
+        # read), often on the deployment's own network (a local model server).
+        return True
+
     def config(self) -> EndpointConfig:
         return self.endpoint_config(api_key=self.api_key, temperature=self.temperature)
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -306,7 +306,10 @@ def _send(
     time_budget: float | None,
     on_progress: Callable[[Progress], None] | None,
 ) -> bool:
-    config = job.endpoint.config()
+    # As hosted evaluation: an answer longer than the benchmark takes is set aside as over-long.
+    config = replace(
+        job.endpoint.config(), max_answer_chars=job.submission.benchmark.max_prediction_chars
+    )
     client = ModelClient(config)
     items = {item.sample_index: item for item in pending}
 

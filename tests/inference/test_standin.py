@@ -53,7 +53,11 @@ class Scripted(ChatStandin):
 
 def config(standin, model="echo", api_key="") -> EndpointConfig:
     return EndpointConfig(
-        base_url=standin.base_url, model=model, api_key=api_key, timeout_seconds=5
+        base_url=standin.base_url,
+        model=model,
+        api_key=api_key,
+        timeout_seconds=5,
+        allow_private=True,  # the stand-in is on loopback
     )
 
 
@@ -105,7 +109,7 @@ def test_with_an_api_key_a_wrong_key_is_refused_naming_the_endpoint_and_the_key(
                 client.close()
 
     assert str(model_refused.value) == (
-        "the model endpoint refused the request: HTTP 401: Error code: 401 - Incorrect API key "
+        "the model endpoint refused the request: HTTP 401: Incorrect API key "
         "provided (stand-in). (check the API key named in the model endpoint)"
     )
     assert str(judge_refused.value).startswith("the judge endpoint refused the request: HTTP 401")

@@ -30,7 +30,7 @@ from .conftest import answer_table
 pytestmark = [pytest.mark.integration, pytest.mark.django_db]
 
 SECRET = "sk-model-owner-0123456789abcdef"
-NO_KEY = "Bearer unused"  # what the openai client sends when it is given no key
+NO_KEY = ""  # an endpoint without a key is sent no Authorization header
 SERVER_SECRETS = {
     "SECRET_KEY": "django-secret-key-from-the-environment-0123456789",
     "DATABASE_URL": "postgres://podium:db-password-0123@127.0.0.1:5432/podium",
@@ -343,8 +343,9 @@ class _Redirect(BaseHTTPRequestHandler):
 def test_a_redirect_to_another_host_does_not_carry_the_key(
     access_granted, owner, model, django_capture_on_commit_callbacks
 ):
-    """The endpoint's own server answers 307 to another origin: the HTTP client follows it
-    without the Authorization header (httpx strips it across origins)."""
+    """The endpoint's own server answers 307 to another origin: Podium follows no redirect
+    (issue 31), so the other origin gets nothing at all, and the re-run fails saying where the
+    redirect pointed."""
     handler = type("Redirect", (_Redirect,), {"target": model.base_url, "seen": []})
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
@@ -365,9 +366,11 @@ def test_a_redirect_to_another_host_does_not_carry_the_key(
         server.shutdown()
         server.server_close()
 
-    assert job.state == RerunStatus.DONE
-    assert handler.seen == [f"Bearer {SECRET}"] * 5  # its own host got it
-    assert model.authorizations == [""] * 5  # the other origin never did
+    assert job.state == RerunStatus.FAILED
+    assert "answered with a redirect (HTTP 307) to " + model.base_url in job.message
+    assert "give its final URL" in job.message
+    assert handler.seen == [f"Bearer {SECRET}"]  # its own host got it, once: the run stopped
+    assert model.authorizations == []  # the other origin was never called
 
 
 # --- who may change what -------------------------------------------------------------------------

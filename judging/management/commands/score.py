@@ -148,6 +148,8 @@ class Command(BaseCommand):
             timeout_seconds=options["judge_timeout"],
             concurrency=max(1, options["judge_concurrency"]),
             max_attempts=max(1, options["judge_attempts"]),
+            # The command's user names the judge on their own machine, often a local server.
+            allow_private=True,
         )
         scores: dict[str, dict[str, int] | None] = {}
         failures: list[str] = []
