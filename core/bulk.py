@@ -8,6 +8,9 @@ FROM STDIN` through psycopg 3, one `executemany` of one INSERT elsewhere (SQLite
 column is converted once per value as its field would convert it (a JSON field's
 `json.dumps`, a date-time's adaptation), so the stored rows are those `bulk_create` writes.
 
+`update_rows` writes fields of many saved objects back in one statement (what bulk_update
+writes, without its per-value SQL expressions).
+
 `decoded_json` is the other way: many rows' JSON texts, as the database gave them, decoded in
 one call; `numbers_table` lays the decoded objects out as one matrix of their numbers.
 """
@@ -84,6 +87,53 @@ def insert_rows(
         else:
             marks = ", ".join(["%s"] * len(model_fields))
             cursor.executemany(f"INSERT INTO {table} ({columns}) VALUES ({marks})", prepared())
+
+
+# Rows per UPDATE statement of `update_rows`: far inside SQLite's 32,766 parameters and
+# PostgreSQL's 65,535 for any model's fields.
+UPDATE_BATCH_ROWS = 500
+
+
+def update_rows(
+    model: type[models.Model], objects: Sequence[models.Model], fields: Sequence[str]
+) -> None:
+    """Write `fields` of `objects` (saved instances of `model`) back to their rows: what
+    `QuerySet.bulk_update(objects, fields)` writes, as one `UPDATE ... FROM (VALUES ...)` per
+    `UPDATE_BATCH_ROWS` rows. bulk_update builds a `CASE WHEN pk = ... THEN ...` expression per
+    value and field and compiles each: for a judge's batch of 25 items and 8 fields that was
+    ~70 ms of the worker's thread, most of a judge job's own time (issue 31, point 6). Each
+    value is converted as its field converts it for a save (`insert_rows`' converters) and cast
+    to the column's type in the statement (so a column of NULLs is typed). No signal is sent and
+    no `auto_now` field is touched, as with bulk_update."""
+    if not objects:
+        return
+    meta = model._meta
+    model_fields = [meta.get_field(name) for name in fields]
+    quote = connection.ops.quote_name
+    table = quote(meta.db_table)
+    sets = ", ".join(
+        f"{quote(field.column)} = CAST(v.column{index} AS {field.cast_db_type(connection)})"
+        for index, field in enumerate(model_fields, start=2)
+    )
+    key = f"{table}.{quote(meta.pk.column)} = v.column1"
+    converters = [_converter(field) for field in model_fields]
+    attnames = [meta.pk.attname, *(field.attname for field in model_fields)]
+    marks = "(" + ", ".join(["%s"] * len(attnames)) + ")"
+    with connection.cursor() as cursor:
+        for start in range(0, len(objects), UPDATE_BATCH_ROWS):
+            batch = objects[start : start + UPDATE_BATCH_ROWS]
+            values: list[Any] = []
+            for obj in batch:
+                row = [getattr(obj, name) for name in attnames]
+                for position, convert in enumerate(converters, start=1):
+                    if convert is not None:
+                        row[position] = convert(row[position])
+                values.extend(row)
+            cursor.execute(
+                f"UPDATE {table} SET {sets} FROM (VALUES {', '.join([marks] * len(batch))}) "
+                f"AS v WHERE {key}",
+                values,
+            )
 
 
 def _converted(row: Sequence[Any], converters: list[tuple[int, Callable[[Any], Any]]]) -> list[Any]:

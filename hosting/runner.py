@@ -25,6 +25,7 @@ from django.utils import timezone
 from benchmark.plugins import plugin_for
 from benchmark.scoring.strict_json import without_refused_characters
 from benchmark.selectors import load_scoring_testset
+from core.bulk import update_rows
 from core.exceptions import DomainError, InvalidPredictions
 from inference import lifecycle
 from inference.answering import ENDPOINT_NAME as MODEL_ENDPOINT
@@ -322,7 +323,7 @@ def _record(answers: list[Answer], items: dict[int, HostedItem]) -> None:
             item.state, item.answer, item.last_error = ItemState.DONE, text, ""
         changed.append(item)
     with transaction.atomic():
-        HostedItem.objects.bulk_update(changed, ITEM_FIELDS)
+        update_rows(HostedItem, changed, ITEM_FIELDS)
 
 
 def _still_running(request: HostedRequest) -> bool:

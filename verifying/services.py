@@ -33,6 +33,7 @@ from benchmark.scoring.errors import PredictionsError
 from benchmark.scoring.strict_json import without_refused_characters
 from benchmark.selectors import load_scoring_testset
 from core import audit, private_files
+from core.bulk import update_rows
 from core.exceptions import DomainError, InvalidTransition
 from inference import lifecycle
 from inference.answering import ENDPOINT_NAME as MODEL_ENDPOINT
@@ -379,7 +380,7 @@ def _record(answers: list[Answer], items: dict[int, RerunItem]) -> None:
             item.state, item.answer, item.last_error = ItemState.DONE, text, ""
         changed.append(item)
     with transaction.atomic():
-        RerunItem.objects.bulk_update(changed, ITEM_FIELDS)
+        update_rows(RerunItem, changed, ITEM_FIELDS)
 
 
 def _still_running(job: RerunJob) -> bool:

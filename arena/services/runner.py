@@ -13,6 +13,7 @@ from django.db.models import Count, Q, Sum
 from django.utils import timezone
 
 from benchmark.plugins import plugin_for
+from core.bulk import update_rows
 from inference import lifecycle
 from inference.client import EndpointError, EndpointUnreachable, OutageState
 from judging.client import ENDPOINT_NAME, JudgeClient
@@ -97,9 +98,7 @@ def _use_cache(job: BattleJob, read_verdict: Callable[[str], str | None]) -> Non
             True,
         )
         hits.append(item)
-    BattleItem.objects.bulk_update(
-        hits, ["state", "verdict", "reading", "from_cache"], batch_size=BULK_BATCH
-    )
+    update_rows(BattleItem, hits, ["state", "verdict", "reading", "from_cache"])
 
 
 def _record(
@@ -159,7 +158,7 @@ def _record(
                     target.reading, target.last_error = reading.reading, ""
                     target.from_cache = target is not item
                     changed.append(target)
-        BattleItem.objects.bulk_update(changed, ITEM_FIELDS, batch_size=BULK_BATCH)
+        update_rows(BattleItem, changed, ITEM_FIELDS)
 
 
 def _still_running(job: BattleJob) -> bool:

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator
 from django.db import transaction
 
 from benchmark.scoring.rubric import Rubric
+from core.bulk import update_rows
 from inference import lifecycle
 from inference.client import EndpointError, EndpointUnreachable, OutageState
 from inference.settings import JUDGE
@@ -55,9 +56,7 @@ def _use_cache(job: JudgeJob) -> None:
             item.state, item.verdict_id, item.from_cache = ItemState.DONE, verdict_id, True
             hits.append(item)
     with transaction.atomic():
-        JudgeItem.objects.bulk_update(
-            hits, ["state", "verdict", "from_cache"], batch_size=BULK_BATCH
-        )
+        update_rows(JudgeItem, hits, ["state", "verdict", "from_cache"])
 
 
 ITEM_FIELDS = (
@@ -88,7 +87,7 @@ def _take_cached(
             target.state, target.verdict_id, target.from_cache = ItemState.DONE, verdict_id, True
             changed.append(target)
     with transaction.atomic():
-        JudgeItem.objects.bulk_update(changed, ["state", "verdict", "from_cache"])
+        update_rows(JudgeItem, changed, ["state", "verdict", "from_cache"])
         release_keys(job, hits)
 
 
@@ -184,7 +183,7 @@ def _record(
                     duplicate.state, duplicate.verdict = ItemState.DONE, item.verdict
                     duplicate.from_cache = True
                     changed.append(duplicate)
-        JudgeItem.objects.bulk_update(changed, ITEM_FIELDS)
+        update_rows(JudgeItem, changed, ITEM_FIELDS)
         release_keys(job, {items[outcome.key].prompt_sha256 for outcome in outcomes})
 
 

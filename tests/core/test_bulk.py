@@ -97,3 +97,44 @@ def test_inserted_rows_read_back_as_the_orm_stores_them():
     assert bytes(stored.values) == b""
     assert (stored.metric_keys, stored.intervals) == ([AWKWARD], {AWKWARD: None})
     assert stored.computed_at == moment
+
+
+@pytest.mark.integration
+@pytest.mark.django_db
+def test_update_rows_writes_what_bulk_update_writes(monkeypatch):
+    """The same changes through `update_rows` and through the ORM's `bulk_update` leave the
+    same rows: text with COPY's separators, JSON, booleans, numbers, date-times, a foreign key,
+    NULLs (a whole column of them), in batches."""
+    from core.bulk import update_rows
+
+    monkeypatch.setattr("core.bulk.UPDATE_BATCH_ROWS", 2)
+    benchmark, other = BenchmarkFactory(), BenchmarkFactory()
+    moment = datetime(2026, 12, 1, 23, 4, 5, 678901, tzinfo=UTC)
+    fields = [
+        "benchmark", "model_name", "model_facts", "is_baseline", "predictions_size", "created_at",
+        "verification_reason",
+    ]  # fmt: skip
+
+    def changed(submissions):
+        for index, submission in enumerate(submissions):
+            submission.benchmark = other if index % 2 else benchmark
+            submission.model_name = f"{AWKWARD} {index}"
+            submission.model_facts = {"n": index, "text": AWKWARD, "none": None}
+            submission.is_baseline = bool(index % 2)
+            submission.predictions_size = 2**31 - 1 - index
+            submission.created_at = moment
+            submission.verification_reason = "" if index % 3 else "\\N"
+        return submissions
+
+    def rows(ids):
+        return [tuple(Submission.objects.filter(pk=pk).values_list(*fields).get()) for pk in ids]
+
+    made = [
+        EvaluationFactory(submission__benchmark=benchmark, submission__publish=False).submission
+        for _ in range(10)
+    ]
+    by_orm, by_rows = made[:5], made[5:]
+    Submission.objects.bulk_update(changed(by_orm), fields)
+    update_rows(Submission, changed(by_rows), fields)
+    assert rows([s.pk for s in by_rows]) == rows([s.pk for s in by_orm])
+    assert rows([by_rows[1].pk])[0][:2] == (other.pk, f"{AWKWARD} 1")
