@@ -288,11 +288,12 @@ def create_submission(
     published entry's on this benchmark); any failure raises (`InvalidName`, `InvalidFact`,
     `InvalidPredictions`, ...) and stores nothing. The daily quota is checked under a lock on
     the owner's row, so parallel uploads cannot exceed it; the unique index of published
-    names' skeletons settles two look-alikes racing. On commit the scoring task is queued.
+    names' skeletons settles two look-alikes racing, and the copy rule's lock two copies
+    racing (`lock_published_file`). On commit the scoring task is queued.
     `source` HOSTED is hosted evaluation's (`hosting.runner`: the file Podium wrote from the
-    model's answers), checked, stored and scored exactly as an upload, except the quota: its
-    request took its evaluation of the day when it was submitted. Returns the submission, its
-    names as normalised.
+    model's answers), checked, stored and scored exactly as an upload, except the quota (its
+    request took its evaluation of the day when it was submitted) and the copy rule (which is
+    the uploads', `refuse_published_copy`). Returns the submission, its names as normalised.
     """
     details = replace(details, **clean_names(vars(details)))
     details = replace(details, options=check_options(benchmark, details.options))
@@ -352,13 +353,21 @@ def refuse_published_copy(
     *,
     source: SubmissionSource = SubmissionSource.UPLOAD,
 ) -> None:
-    """`DuplicatePredictions` when another account published a byte-identical file on this
-    benchmark: an entry is its submitter's own model's predictions. Only published entries
-    count (refusing because of someone's evaluate-only entry would tell that it exists); the
-    owner's own earlier files are accepted and flagged (`selectors.own_duplicates`).
+    """The copy rule (docs/hosted.md, "The copy rule"): `DuplicatePredictions` when an uploaded
+    file is byte for byte one another account published on this benchmark as an upload; an
+    entry is its submitter's own model's predictions. Only published entries count (refusing because of
+    someone's evaluate-only entry would tell that it exists); the owner's own earlier files are
+    accepted and flagged (`selectors.own_duplicates`).
+
+    Only uploads are held to it, and only uploads count: an entry evaluated by Podium
+    (`source` HOSTED) is Podium's record of what an endpoint answered, not a file anyone
+    handed in, and two requests to one public model may answer alike; its verification
+    weighs a byte-identical published file instead (`verifying.evidence.hosted_evidence`).
 
     A read: a writer decides it under `lock_published_file`, where no race gets past it."""
-    copy = published_copy(benchmark, checksum, other_than=owner)
+    if source != SubmissionSource.UPLOAD:
+        return
+    copy = published_copy(benchmark, checksum, other_than=owner, sources=[SubmissionSource.UPLOAD])
     if copy is not None:
         raise DuplicatePredictions(
             f"This file is byte for byte the predictions of “{copy.model_name}”, an entry "
