@@ -347,8 +347,8 @@ def finish_request(request: HostedRequest) -> HostedRequest:
     """Write the predictions file from the answers and submit it as the owner's upload
     (`create_submission` with the source "hosted": the upload's checks, storage, scoring
     queue), then end the request done with its entry. An entry the writer refuses (a name
-    published meanwhile, a byte-identical copy of another account's published file, a test
-    set replaced meanwhile) fails the request with the writer's reason. A request cancelled
+    published meanwhile, a test set replaced meanwhile; never the copy rule, which is the
+    uploads', docs/hosted.md) fails the request with the writer's reason. A request cancelled
     meanwhile is left as it is (the row lock keeps a cancel from crossing the submission)."""
     progress = save_progress(request, heartbeat=False)
     raw = predictions_bytes(request)

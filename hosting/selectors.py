@@ -95,16 +95,17 @@ class QueueRow:
 
 
 def _cell(request: HostedRequest, category: Category, answered: int, total: int) -> CategoryStatus:
+    """A failed or cancelled request says so in every cell, also a category whose questions were
+    all answered: nothing of it was published (issue 31, point 3: a request failed after its
+    last answer read "finished / finished")."""
     state = request.state
-    if total and answered >= total:
-        return CategoryStatus(category.label, QueueState.FINISHED, answered, total)
-    if state == RequestStatus.DONE:
-        return CategoryStatus(category.label, QueueState.FINISHED, answered, total)
     if state == RequestStatus.FAILED:
         reason = request.get_failure_display() if request.failure else ""
         return CategoryStatus(category.label, QueueState.FAILED, answered, total, reason)
     if state == RequestStatus.CANCELLED:
         return CategoryStatus(category.label, QueueState.CANCELLED, answered, total)
+    if state == RequestStatus.DONE or (total and answered >= total):
+        return CategoryStatus(category.label, QueueState.FINISHED, answered, total)
     if answered:
         return CategoryStatus(category.label, QueueState.RUNNING, answered, total)
     return CategoryStatus(category.label, QueueState.PENDING, answered, total)
@@ -137,11 +138,14 @@ def _counts(requests: list[HostedRequest]) -> dict[tuple[int, str], tuple[int, i
     return {(row["request_id"], row["category"]): (row["answered"], row["total"]) for row in rows}
 
 
-def queue_positions(benchmark: Benchmark) -> dict[int, int]:
+def queue_positions(benchmark: Benchmark, *, viewer: Any) -> dict[int, int]:
     """request id -> its place among the benchmark's requests waiting for their first run
-    (1: next), every owner's counted (the places are public; who waits is not)."""
-    waiting = HostedRequest.objects.filter(
-        benchmark=benchmark, status=RequestStatus.QUEUED, runs=0
+    (1: next) that `viewer` may see (`_visible`): a request hidden from the viewer (another's
+    evaluate-only one) takes no place, so the places shown have no gap that tells it exists
+    (issue 31, point 3)."""
+    waiting = _visible(
+        HostedRequest.objects.filter(benchmark=benchmark, status=RequestStatus.QUEUED, runs=0),
+        viewer,
     ).order_by("created_at", "id")
     return {pk: place for place, pk in enumerate(waiting.values_list("pk", flat=True), start=1)}
 
@@ -206,7 +210,7 @@ def queue_rows(benchmark: Benchmark, *, viewer: Any, recent: int = QUEUE_RECENT)
     )
     shown = active + ended
     counts = _counts(shown)
-    positions = queue_positions(benchmark) if active else {}
+    positions = queue_positions(benchmark, viewer=viewer) if active else {}
     categories = queue_categories(benchmark)
     rows = []
     for request in shown:
@@ -279,7 +283,7 @@ def request_page(request: HostedRequest, *, viewer: Any) -> RequestPage:
     tokens and cost at the owner's prices, and whether it may be cancelled."""
     cells = _cells(request, queue_categories(request.benchmark), _counts([request]))
     position = (
-        queue_positions(request.benchmark).get(request.pk)
+        queue_positions(request.benchmark, viewer=viewer).get(request.pk)
         if request.state == RequestStatus.QUEUED
         else None
     )

@@ -24,7 +24,7 @@ from .maintenance import update_entry_details
 from .models import Submission
 from .names import published_name_message, refuse_published_lookalike
 from .selectors import published_lookalike
-from .services import refuse_published_copy
+from .services import lock_published_file, refuse_published_copy
 
 
 def _is_owner(actor: Any, submission: Submission) -> bool:
@@ -40,11 +40,12 @@ def set_published(
     maintainers move entries between the boards with the verification workflow). Publishing
     refuses, with `create_submission`'s messages, a model name that is or looks the same as a
     published entry's (`InvalidName`) and a file another account published
-    (`DuplicatePredictions`). An imported result is not anyone's to take off. Taking an entry
-    off keeps its runs, scores and verification: publishing it again puts it back where it
-    was (a verified entry on the Official board). Audited as
-    `submissions.submission.published` / `.unpublished` with the note; the board is
-    recomputed on commit. Returns the entry; asking for the state it is in changes nothing.
+    (`DuplicatePredictions`, under the copy rule's lock `services.lock_published_file`: two
+    accounts publishing the same bytes at once cannot both succeed). An imported result is not
+    anyone's to take off. Taking an entry off keeps its runs, scores and verification:
+    publishing it again puts it back where it was (a verified entry on the Official board).
+    Audited as `submissions.submission.published` / `.unpublished` with the note; the board
+    is recomputed on commit. Returns the entry; asking for the state it is in changes nothing.
     """
     if not _is_owner(actor, submission):
         raise NotYourEntry("Only the entry's owner can publish it or take it off the boards.")
@@ -52,12 +53,21 @@ def set_published(
         raise NotYourEntry("An imported published result is not taken off by its owner.")
     try:
         with transaction.atomic():
+            if publish:
+                # The copy rule's lock before the entry's row lock, as every writer takes them
+                # (the benchmark and the file never change).
+                lock_published_file(submission.benchmark, submission.predictions_sha256)
             locked = Submission.objects.select_for_update().get(pk=submission.pk)
             if locked.publish == publish:
                 return locked
             if publish:
                 refuse_published_lookalike(locked.benchmark, locked.model_name)
-                refuse_published_copy(locked.benchmark, locked.owner, locked.predictions_sha256)
+                refuse_published_copy(
+                    locked.benchmark,
+                    locked.owner,
+                    locked.predictions_sha256,
+                    source=SubmissionSource(locked.source),
+                )
             locked.publish = publish
             locked.save(update_fields=["publish"])
             audit.record(

@@ -34,6 +34,7 @@ from core.exceptions import (
     InvalidPredictions,
     QuotaExceeded,
 )
+from core.locks import lock_until_commit
 
 from .board_refresh import (
     enqueue_board_recompute,
@@ -66,7 +67,7 @@ from .scoring_runs import (
     scoring_heartbeat_seconds,
     scoring_stale_after,
 )
-from .selectors import published_lookalike
+from .selectors import published_copy, published_lookalike
 from .verification import (
     Evidence,
     add_verification_listener,
@@ -86,6 +87,7 @@ __all__ = [
     "create_submission",
     "enqueue_board_recompute",
     "enqueue_scoring",
+    "lock_published_file",
     "reap_stale_boards",
     "reap_stale_evaluations",
     "recompute_board",
@@ -286,18 +288,20 @@ def create_submission(
     published entry's on this benchmark); any failure raises (`InvalidName`, `InvalidFact`,
     `InvalidPredictions`, ...) and stores nothing. The daily quota is checked under a lock on
     the owner's row, so parallel uploads cannot exceed it; the unique index of published
-    names' skeletons settles two look-alikes racing. On commit the scoring task is queued.
+    names' skeletons settles two look-alikes racing, and the copy rule's lock two copies
+    racing (`lock_published_file`). On commit the scoring task is queued.
     `source` HOSTED is hosted evaluation's (`hosting.runner`: the file Podium wrote from the
-    model's answers), checked, stored and scored exactly as an upload, except the quota: its
-    request took its evaluation of the day when it was submitted. Returns the submission, its
-    names as normalised.
+    model's answers), checked, stored and scored exactly as an upload, except the quota (its
+    request took its evaluation of the day when it was submitted) and the copy rule (which is
+    the uploads', `refuse_published_copy`). Returns the submission, its names as normalised.
     """
     details = replace(details, **clean_names(vars(details)))
     details = replace(details, options=check_options(benchmark, details.options))
     details = replace(details, model_facts=check_facts(benchmark, details.model_facts))
     validate_predictions(benchmark, predictions, details.options)
     checksum = hashlib.sha256(predictions).hexdigest()
-    refuse_published_copy(benchmark, owner, checksum)
+    # Early, so a copy is refused before its file is stored; decided again under the lock.
+    refuse_published_copy(benchmark, owner, checksum, source=source)
     test_set = active_testset(benchmark)
     # The object first, then the row that names it: a row never points at a missing file.
     # Should the row not be written, the object is deleted again; if the store is down by
@@ -307,6 +311,10 @@ def create_submission(
     )
     try:
         with transaction.atomic():
+            # The copy rule's lock first (every writer takes it before any row lock), then the
+            # rule, which now sees every entry committed before this one (issue 31, point 4).
+            lock_published_file(benchmark, checksum)
+            refuse_published_copy(benchmark, owner, checksum, source=source)
             # Lock the owner's row: concurrent uploads by one person queue here, so the count
             # below sees every run committed before this one.
             get_user_model().objects.select_for_update().get(pk=owner.pk)
@@ -338,17 +346,28 @@ def create_submission(
     return submission
 
 
-def refuse_published_copy(benchmark: Benchmark, owner: Any, checksum: str) -> None:
-    """`DuplicatePredictions` when another account published a byte-identical file on this
-    benchmark: an entry is its submitter's own model's predictions. Only published entries
-    count (refusing because of someone's evaluate-only entry would tell that it exists); the
-    owner's own earlier files are accepted and flagged (`selectors.own_duplicates`)."""
-    copy = (
-        Submission.objects.filter(benchmark=benchmark, predictions_sha256=checksum, publish=True)
-        .exclude(owner=owner)
-        .order_by("created_at")
-        .first()
-    )
+def refuse_published_copy(
+    benchmark: Benchmark,
+    owner: Any,
+    checksum: str,
+    *,
+    source: SubmissionSource = SubmissionSource.UPLOAD,
+) -> None:
+    """The copy rule (docs/hosted.md, "The copy rule"): `DuplicatePredictions` when an uploaded
+    file is byte for byte one another account published on this benchmark as an upload; an
+    entry is its submitter's own model's predictions. Only published entries count (refusing because of
+    someone's evaluate-only entry would tell that it exists); the owner's own earlier files are
+    accepted and flagged (`selectors.own_duplicates`).
+
+    Only uploads are held to it, and only uploads count: an entry evaluated by Podium
+    (`source` HOSTED) is Podium's record of what an endpoint answered, not a file anyone
+    handed in, and two requests to one public model may answer alike; its verification
+    weighs a byte-identical published file instead (`verifying.evidence.hosted_evidence`).
+
+    A read: a writer decides it under `lock_published_file`, where no race gets past it."""
+    if source != SubmissionSource.UPLOAD:
+        return
+    copy = published_copy(benchmark, checksum, other_than=owner, sources=[SubmissionSource.UPLOAD])
     if copy is not None:
         raise DuplicatePredictions(
             f"This file is byte for byte the predictions of “{copy.model_name}”, an entry "
@@ -356,6 +375,18 @@ def refuse_published_copy(benchmark: Benchmark, owner: Any, checksum: str) -> No
             f"predictions; if “{copy.model_name}” is your model, ask the maintainers to move "
             "that entry to this account. Nothing was stored and your quota is untouched."
         )
+
+
+def lock_published_file(benchmark: Benchmark, checksum: str) -> None:
+    """The copy rule's lock, for a writer inside its transaction that is about to create or
+    publish an entry with the file `checksum` on `benchmark`: the lock of (benchmark,
+    checksum), held until that transaction ends (`core.locks.lock_until_commit`: PostgreSQL's
+    advisory lock; SQLite's IMMEDIATE transaction already holds its write lock). The writer
+    then calls `refuse_published_copy`, which sees every entry committed before: two accounts
+    publishing the same bytes at once queue here, and the second is refused. Every writer of
+    an entry with a file takes it first, before any row lock (`create_submission`,
+    `owner_actions.set_published`), so no two writers take locks in opposite orders."""
+    lock_until_commit("submissions.published_file", benchmark.pk, checksum)
 
 
 def _name_taken(benchmark: Benchmark, model_name: str) -> DomainError:

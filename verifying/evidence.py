@@ -22,7 +22,7 @@ from core.exceptions import VerificationRefused
 from hosting.selectors import hosted_request_of
 from submissions.enums import SubmissionSource, VerificationStatus
 from submissions.models import Submission
-from submissions.selectors import newest_scored_run
+from submissions.selectors import newest_scored_run, published_copy
 from submissions.services import Evidence, set_verification_status
 
 from .enums import RerunStatus
@@ -33,11 +33,17 @@ def newest_rerun(submission: Submission) -> RerunJob | None:
     return submission.reruns.order_by("-created_at", "-id").first()
 
 
-def hosted_evidence(submission: Submission) -> Evidence:
+def hosted_evidence(submission: Submission, *, note: str = "") -> Evidence:
     """The evidence for verifying an entry evaluated by Podium: the done hosted request it came
     from (Podium asked the endpoint every question itself) and a run scored from the file
     Podium wrote, or `VerificationRefused`. No re-run, no tolerance: nothing self-reported is
-    compared, the answers are Podium's own record."""
+    compared, the answers are Podium's own record.
+
+    Except when the answers are byte for byte an earlier published entry's of another account:
+    the copy rule does not refuse such an entry (two requests to one public model may answer
+    alike), but an endpoint can also replay someone else's file, so Podium's calls no longer
+    show whose model it is. Then it is verified only with a note saying why (the admin's
+    Verify action's note; docs/hosted.md, "The copy rule")."""
     request = hosted_request_of(submission)
     if request is None:
         raise VerificationRefused(
@@ -68,7 +74,24 @@ def hosted_evidence(submission: Submission) -> Evidence:
         f"all {request.items_total:,} questions itself ({request.items_done:,} answered), run "
         f"{run.pk} scored from its answers; no re-run needed"
     )
-    return Evidence(summary, data)
+    copy = published_copy(
+        submission.benchmark,
+        submission.predictions_sha256,
+        other_than=submission.owner_id,
+        created_before=submission.created_at,
+    )
+    if copy is None:
+        return Evidence(summary, data)
+    if not note.strip():
+        raise VerificationRefused(
+            f"The answers of hosted evaluation {request.pk} are byte for byte those of "
+            f"“{copy.model_name}” (entry {copy.pk}), which another account published earlier: "
+            "an endpoint may replay another's file, so Podium's calls do not show whose model "
+            "this is. Verify it only with a note saying why (for example: both asked the same "
+            "public model).",
+        )
+    data["same_answers_as"] = copy.pk
+    return Evidence(f"{summary}; the same answers as entry {copy.pk}, verified ({note})", data)
 
 
 def rerun_evidence(submission: Submission, *, force: bool = False, note: str = "") -> Evidence:
@@ -76,7 +99,7 @@ def rerun_evidence(submission: Submission, *, force: bool = False, note: str = "
     Podium from any state the workflow lets go to verified, `hosted_evidence`), or
     `VerificationRefused`. Reads; called by the writer under its row lock."""
     if submission.source == SubmissionSource.HOSTED:
-        return hosted_evidence(submission)
+        return hosted_evidence(submission, note=note)
     job = newest_rerun(submission)
     if job is None:
         raise VerificationRefused(

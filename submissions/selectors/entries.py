@@ -128,6 +128,30 @@ def published_lookalike(
     return entries.first()
 
 
+def published_copy(
+    benchmark: Benchmark,
+    checksum: str,
+    *,
+    other_than: Any,
+    sources: Iterable[str] | None = None,
+    created_before: Any = None,
+) -> Submission | None:
+    """The earliest published entry on `benchmark` whose predictions file has the sha256
+    `checksum` and whose owner is not `other_than` (a user, or its pk), among `sources` (every
+    source when None) and created before `created_before` (any time when None), or None. One
+    query on the (benchmark, checksum) index."""
+    if not checksum:
+        return None
+    entries = Submission.objects.filter(
+        benchmark=benchmark, predictions_sha256=checksum, publish=True
+    ).exclude(owner=other_than)
+    if sources is not None:
+        entries = entries.filter(source__in=list(sources))
+    if created_before is not None:
+        entries = entries.filter(created_at__lt=created_before)
+    return entries.order_by("created_at", "pk").first()
+
+
 def latest_evaluation(submission: Submission) -> Evaluation | None:
     """The submission's newest run, whatever its state."""
     return submission.evaluations.order_by("-created_at", "-id").first()

@@ -261,22 +261,36 @@ def test_calls_are_paced_at_the_benchmarks_requests_per_minute(
     assert took >= 55 * 0.05  # 56 calls, 55 intervals
 
 
-def test_answers_another_account_published_byte_for_byte_are_refused_as_an_entry(
-    benchmark, owner, standin, test_set, django_capture_on_commit_callbacks
+def test_answers_another_account_published_byte_for_byte_are_accepted_as_an_entry(
+    benchmark, owner, standin, django_capture_on_commit_callbacks
 ):
+    """The copy rule is the uploads' (docs/hosted.md, "The copy rule"): an upload of a hosted
+    entry's bytes is not refused by it, and answers Podium obtained itself are not a copied
+    file, whoever published the same bytes, as a hosted entry or as an upload."""
     capture = django_capture_on_commit_callbacks
     first = run(submit(benchmark, owner, base_url=standin.base_url, model=MODEL["strong"]), capture)
     assert first.state == RequestStatus.DONE
+    raw = private_files.read(first.submission.predictions_file)
+    uploaded = create_submission(
+        benchmark,
+        owner=UserFactory(),
+        details=SubmissionDetails(model_name="Uploaded", model_facts=FACTS),
+        predictions=raw,
+    )
     # Another account asks the very same model: the same answers, the same file.
     other = UserFactory()
-    second = submit(benchmark, other, base_url=standin.base_url, model=MODEL["strong"], name="Twin")
+    twin = submit(benchmark, other, base_url=standin.base_url, model=MODEL["strong"], name="Twin")
 
-    second = run(second, capture)
+    twin = run(twin, capture)
 
-    assert (second.state, second.failure) == (RequestStatus.FAILED, Failure.ENTRY_REFUSED)
-    assert second.message.startswith("The answers were not accepted as an entry: This file is")
-    assert "“Hosted-7B”" in second.message
-    assert Submission.objects.filter(owner=other).count() == 0
+    assert (twin.state, twin.failure) == (RequestStatus.DONE, "")
+    published = Submission.objects.filter(publish=True).order_by("pk")
+    assert [(entry.model_name, entry.source) for entry in published] == [
+        ("Hosted-7B", SubmissionSource.HOSTED),
+        ("Uploaded", SubmissionSource.UPLOAD),
+        ("Twin", SubmissionSource.HOSTED),
+    ]
+    assert {entry.predictions_sha256 for entry in published} == {uploaded.predictions_sha256}
 
 
 def test_a_benchmark_that_stopped_taking_endpoints_fails_the_request(

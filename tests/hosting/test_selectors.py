@@ -1,7 +1,8 @@
 """The queue's words for each state of a request (factory rows, states set by the test): the
 category a starting request asks first shows running, a finished category stays finished
-whatever comes after, a failure's reason and a cancel show in the categories not finished,
-positions count only requests waiting for their first run, and the page stops polling once
+while the request goes on, a failure's reason and a cancel show in every category (nothing
+was published, also of a category whose questions were all answered), positions count only
+requests waiting for their first run that the viewer may see, and the page stops polling once
 every entry has its scores or its run has ended."""
 
 import pytest
@@ -9,6 +10,7 @@ import pytest
 from hosting import selectors
 from hosting.enums import Failure, ItemState, RequestStatus
 from submissions.enums import EvaluationStatus, FailureCode
+from tests.accounts.factories import UserFactory
 from tests.submissions.factories import EvaluationFactory, SubmissionFactory
 
 from .factories import HostedItemFactory, HostedRequestFactory
@@ -64,7 +66,7 @@ def test_each_state_in_the_queues_words(benchmark):
     assert texts(benchmark, paused) == (None, ["running 12/40", "pending"])
     assert texts(benchmark, failed) == (
         None,
-        ["finished", "failed: the token cap was reached: nothing was published"],
+        ["failed: the token cap was reached: nothing was published"] * 2,
     )
     assert texts(benchmark, cancelled) == (None, ["cancelled", "cancelled"])
     order = [row.request_id for row in selectors.queue_rows(benchmark, viewer=None)]
@@ -72,6 +74,39 @@ def test_each_state_in_the_queues_words(benchmark):
     assert order[:2] == [starting.pk, halfway.pk]
     assert order[2:4] == [waiting.pk, paused.pk]
     assert set(order[4:]) == {failed.pk, cancelled.pk}
+
+
+def test_a_request_failed_after_its_last_answer_says_failed_with_its_reason(benchmark):
+    """Issue 31, point 3: every question answered, then the entry refused: it read "finished /
+    finished"."""
+    refused = with_items(
+        HostedRequestFactory(
+            benchmark=benchmark, status=RequestStatus.FAILED, failure=Failure.ENTRY_REFUSED
+        ),
+        (40, 16),
+    )
+
+    assert texts(benchmark, refused) == (
+        None,
+        ["failed: the answers were not accepted as an entry"] * 2,
+    )
+
+
+def test_positions_count_only_the_requests_the_viewer_sees(benchmark):
+    """Issue 31, point 3: another's evaluate-only request waiting in between made a gap."""
+    owner = UserFactory()
+    first = HostedRequestFactory(benchmark=benchmark)
+    hidden = HostedRequestFactory(benchmark=benchmark, owner=owner, publish=False)
+    last = HostedRequestFactory(benchmark=benchmark)
+
+    def positions(viewer):
+        rows = selectors.queue_rows(benchmark, viewer=viewer)
+        return [(row.request_id, row.position) for row in rows]
+
+    assert positions(None) == [(first.pk, 1), (last.pk, 2)]
+    assert positions(UserFactory()) == [(first.pk, 1), (last.pk, 2)]
+    assert positions(owner) == [(first.pk, 1), (hidden.pk, 2), (last.pk, 3)]
+    assert selectors.request_page(last, viewer=last.owner).row.position == 2
 
 
 @pytest.mark.parametrize(

@@ -162,3 +162,40 @@ def test_the_admin_shows_the_evidence_and_its_action_verifies(hosted_entry, clie
     submission.refresh_from_db()
     assert submission.verification_status == VerificationStatus.VERIFIED
     assert Submission.objects.get(pk=submission.pk).verified_by == maintainer
+
+
+def test_answers_another_account_published_earlier_are_verified_only_with_a_note(
+    benchmark, hosted_entry, standin, django_capture_on_commit_callbacks
+):
+    """The copy rule lets the same answers in (docs/hosted.md, "The copy rule"), but an endpoint
+    can replay another's file: the later entry's hosted evaluation alone is no evidence."""
+    capture = django_capture_on_commit_callbacks
+    twin = submit(
+        benchmark, UserFactory(), base_url=standin.base_url, model=MODEL["good"], name="Twin"
+    )
+    twin = run(twin, capture)
+    score_entry(twin, capture)
+    maintainer = maintainer_user()
+
+    with pytest.raises(VerificationRefused) as refused:
+        set_verification_status(twin.submission, VerificationStatus.VERIFIED, actor=maintainer)
+    assert str(refused.value) == (
+        f"The answers of hosted evaluation {twin.pk} are byte for byte those of “Hosted-7B” "
+        f"(entry {hosted_entry.submission.pk}), which another account published earlier: an "
+        "endpoint may replay another's file, so Podium's calls do not show whose model this "
+        "is. Verify it only with a note saying why (for example: both asked the same public "
+        "model)."
+    )
+    # The earlier entry is not held up by the later copy.
+    set_verification_status(hosted_entry.submission, VerificationStatus.VERIFIED, actor=maintainer)
+    set_verification_status(
+        twin.submission, VerificationStatus.VERIFIED, actor=maintainer, note="same public model"
+    )
+
+    twin.submission.refresh_from_db()
+    assert twin.submission.verification_status == VerificationStatus.VERIFIED
+    event = AuditEvent.objects.filter(action="submissions.verification.verified").latest("pk")
+    assert event.data["evidence"]["same_answers_as"] == hosted_entry.submission.pk
+    assert event.data["evidence"]["summary"].endswith(
+        f"; the same answers as entry {hosted_entry.submission.pk}, verified (same public model)"
+    )

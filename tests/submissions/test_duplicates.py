@@ -9,6 +9,7 @@ from rest_framework.test import APIClient
 from accounts.services import create_api_token
 from core.exceptions import DuplicatePredictions
 from submissions.models import Evaluation, Submission
+from submissions.owner_actions import set_published
 from submissions.services import SubmissionDetails, create_submission, evaluations_left_today
 from tests.accounts.factories import UserFactory
 
@@ -118,3 +119,152 @@ def test_the_api_flags_your_duplicate_and_refuses_a_copy_with_its_code(
     assert refused.status_code == 409
     assert refused.json()["code"] == "duplicate_predictions"
     assert "“First”" in refused.json()["detail"]
+
+
+# --- races (issue 31, point 4): the rule is decided under a lock every writer takes ------------
+#
+# Another transaction publishes a file and has not committed when this path checks it, so the
+# check alone cannot see it: the path waits on the copy rule's lock (PostgreSQL's advisory
+# lock) and, once the other commits, is refused. SQLite serialises whole transactions instead
+# (IMMEDIATE, core/locks.py); the suite's in-memory SQLite cannot hold two connections' writes
+# at once, so the waits are PostgreSQL's, as the look-alike names' race tests.
+
+race = pytest.mark.django_db(transaction=True)
+
+
+def held_open(write):
+    """Run `write()` in another thread and connection inside a transaction that stays open a
+    second after it returns (the other path runs meanwhile). Returns the thread and what it
+    reports: the object written or the error raised."""
+    import threading
+    import time
+
+    from django.db import connection, transaction
+
+    if connection.vendor != "postgresql":
+        pytest.skip("a writer waiting on another's uncommitted entry needs PostgreSQL")
+    written, outcome = threading.Event(), []
+
+    def run():
+        try:
+            with transaction.atomic():
+                outcome.append(write())
+                written.set()
+                time.sleep(1.0)  # the other path checks meanwhile, and must wait
+        except Exception as error:  # reported by the main thread
+            outcome.append(error)
+            written.set()
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    assert written.wait(20)
+    return thread, outcome
+
+
+def published_owners(benchmark, checksum):
+    return sorted(
+        Submission.objects.filter(
+            benchmark=benchmark, predictions_sha256=checksum, publish=True
+        ).values_list("owner__username", flat=True)
+    )
+
+
+@race
+def test_two_accounts_uploading_the_same_file_at_once_publish_it_once(
+    benchmark, perfect_predictions, private_dir
+):
+    first, copier = UserFactory(username="first"), UserFactory(username="copier")
+    thread, outcome = held_open(lambda: entry(benchmark, first, perfect_predictions, "Theirs"))
+    try:
+        with pytest.raises(DuplicatePredictions, match="“Theirs”, an entry another account"):
+            entry(benchmark, copier, perfect_predictions, "Mine")
+    finally:
+        thread.join(20)
+
+    assert isinstance(outcome[0], Submission), outcome
+    assert published_owners(benchmark, outcome[0].predictions_sha256) == ["first"]
+    assert not Submission.objects.filter(owner=copier).exists()
+    stored = sorted((private_dir / "predictions").rglob("*.json"))
+    assert stored == [private_dir / outcome[0].predictions_file]  # the refused file deleted
+
+
+@race
+def test_an_upload_while_another_account_publishes_the_same_file_is_refused(
+    benchmark, perfect_predictions
+):
+    """The publish (submissions/owner_actions.py) is held open while the upload checks."""
+    owner, other = UserFactory(username="owner"), UserFactory(username="other")
+    hidden = entry(benchmark, owner, perfect_predictions, "Hidden", publish=False)
+
+    thread, outcome = held_open(lambda: set_published(hidden, publish=True, actor=owner))
+    try:
+        with pytest.raises(DuplicatePredictions, match="“Hidden”, an entry another account"):
+            entry(benchmark, other, perfect_predictions, "Upload")
+    finally:
+        thread.join(20)
+
+    assert isinstance(outcome[0], Submission), outcome
+    assert published_owners(benchmark, hidden.predictions_sha256) == ["owner"]
+
+
+@race
+def test_publishing_while_another_account_uploads_the_same_file_is_refused(
+    benchmark, perfect_predictions
+):
+    """The upload is held open while the publish (submissions/owner_actions.py) checks."""
+    owner, other = UserFactory(username="owner"), UserFactory(username="other")
+    hidden = entry(benchmark, owner, perfect_predictions, "Hidden", publish=False)
+
+    thread, outcome = held_open(lambda: entry(benchmark, other, perfect_predictions, "Upload"))
+    try:
+        with pytest.raises(DuplicatePredictions, match="“Upload”, an entry another account"):
+            set_published(hidden, publish=True, actor=owner)
+    finally:
+        thread.join(20)
+
+    assert isinstance(outcome[0], Submission), outcome
+    assert published_owners(benchmark, hidden.predictions_sha256) == ["other"]
+    hidden.refresh_from_db()
+    assert hidden.publish is False
+
+
+@race
+def test_the_api_refuses_a_copy_published_at_the_same_moment(benchmark, perfect_predictions):
+    first = UserFactory(username="first")
+    api = APIClient()
+    _, raw = create_api_token(UserFactory(username="copier"), name="script")
+    api.credentials(HTTP_AUTHORIZATION=f"Bearer {raw}")
+    thread, outcome = held_open(lambda: entry(benchmark, first, perfect_predictions, "Theirs"))
+    try:
+        refused = api.post(
+            "/api/v1/benchmarks/medvidbench/submissions/",
+            {
+                "model_name": "Copy",
+                "institution": "Lab",
+                "contact_email": "me@example.org",
+                "model_url": "https://example.org/model",
+                "predictions": SimpleUploadedFile("p.json", perfect_predictions),
+            },
+            format="multipart",
+        )
+    finally:
+        thread.join(20)
+
+    assert (refused.status_code, refused.json()["code"]) == (409, "duplicate_predictions")
+    assert published_owners(benchmark, outcome[0].predictions_sha256) == ["first"]
+
+
+@race
+def test_one_owner_uploading_the_same_file_twice_at_once_keeps_both(benchmark, perfect_predictions):
+    """The lock serialises, it does not change the rule: the owner's own copies are accepted."""
+    owner = UserFactory(username="owner")
+    thread, outcome = held_open(lambda: entry(benchmark, owner, perfect_predictions, "First"))
+    try:
+        second = entry(benchmark, owner, perfect_predictions, "Second")
+    finally:
+        thread.join(20)
+
+    assert isinstance(outcome[0], Submission), outcome
+    assert published_owners(benchmark, second.predictions_sha256) == ["owner", "owner"]
