@@ -103,7 +103,7 @@ def read_many(
 ) -> bool:
     """Judge `(key, prompt)` pairs through `inference.client.run_bounded` (its contract: bounded
     concurrency, batches handed to `on_readings` in the calling thread, at most `concurrency`
-    calls repeated after a crash, `EndpointError` raised once the calls in flight finish).
+    plus a batch of calls repeated after a crash, `EndpointError` raised once the calls in flight finish).
     One `outage` is shared by all calls."""
     backoff = backoff or Backoff()
     outage = outage or Outage(

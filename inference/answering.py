@@ -119,8 +119,7 @@ def answer_many(
     """Ask `(key, build_content)` questions with at most `concurrency` in flight (content is
     built, i.e. frames read, only when a question starts), through
     `inference.client.run_bounded`: answers are handed to `on_answers` in the calling thread, in
-    batches; answers waiting in a batch count against `concurrency`, so a crash repeats at most
-    that many questions; `tick` runs at least every `tick_seconds`; once `should_stop()` is
+    batches of at most `batch`, so a crash repeats at most `concurrency + batch` questions; `tick` runs at least every `tick_seconds`; once `should_stop()` is
     true no new question starts. Returns True when every question was handed over.
     `EndpointError` stops the run: questions in flight finish first, then it is raised.
     `thread_name` names the worker threads (the re-run's are "rerun"). A `limiter` shared by

@@ -566,9 +566,11 @@ def run_bounded[K, P, R](
 ) -> bool:
     """Run `work(key, payload, stop)` for each pending item with at most `concurrency` in
     flight; `on_results` runs in the calling thread with finished results, in batches of up to
-    `batch` (or whatever finished within `batch_seconds`). Results waiting in a batch count
-    against `concurrency`, so at any moment at most `concurrency` items are started but not yet
-    handed over: a crash repeats at most that many. `tick` runs at least every `tick_seconds`;
+    `batch` (or whatever finished within `batch_seconds`). At most `concurrency` calls are in
+    flight whatever waits in a batch (results waiting there used to count against it, which
+    kept a fifth of a judge's calls from going out: issue 31, point 6), and at most
+    `concurrency + batch` items are started but not yet handed over: a crash repeats at most
+    that many. `tick` runs at least every `tick_seconds`;
     once `should_stop()` is true no new item starts, `stop` is set (work should give up its
     waits), and a result `unfinished(result)` says was cut short is dropped (its item stays
     pending). Returns True when every item was handed over. `EndpointError` stops the run:
@@ -595,7 +597,10 @@ def run_bounded[K, P, R](
             if fatal is None and not stop.is_set() and should_stop():
                 stop.set()
             while (
-                not exhausted and not stop.is_set() and len(in_flight) + len(finished) < concurrency
+                not exhausted
+                and not stop.is_set()
+                and len(in_flight) < concurrency
+                and len(in_flight) + len(finished) < concurrency + batch
             ):
                 try:
                     key, payload = next(items)

@@ -6,7 +6,7 @@ constraint, then it reads back who holds it). A key another live job holds is sk
 visited again later, when it is normally a cache hit. A claim lives until the verdict is written
 (the same transaction deletes it) or the job's time slice ends; a claim whose job stopped
 beating has expired and is taken over. So concurrent jobs duplicate a call only when a holder
-dies mid-call, at most `concurrency` of them.
+dies mid-call, at most `concurrency` plus a batch of them.
 """
 
 from __future__ import annotations

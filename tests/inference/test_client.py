@@ -125,3 +125,55 @@ def test_a_stop_ends_the_wait_for_a_probe():
     threading.Timer(0.1, stop.set).start()
 
     assert outage.acquire(stop) is None
+
+
+def test_results_waiting_in_a_batch_do_not_hold_calls_back():
+    """`concurrency` calls stay in flight while finished results wait for their batch (issue
+    31, point 6: they used to count against it, so a call waited for the batch's hand-over),
+    and never more than that; at most `concurrency + batch` items are started and not yet
+    handed over."""
+    from inference.client import run_bounded
+
+    lock = threading.Lock()
+    fifth_started = threading.Event()
+    state = {"running": 0, "peak": 0, "started": 0, "handed": 0, "most_unhanded": 0}
+    seen_at_fifth: dict[str, int] = {}
+
+    def work(key, slow, stop):
+        with lock:
+            state["running"] += 1
+            state["started"] += 1
+            state["peak"] = max(state["peak"], state["running"])
+            state["most_unhanded"] = max(state["most_unhanded"], state["started"] - state["handed"])
+            if state["started"] == 5:
+                seen_at_fifth.update(state)
+                fifth_started.set()
+        if slow:  # held until a fifth call starts (at most 5 s)
+            fifth_started.wait(5)
+        with lock:
+            state["running"] -= 1
+        return key
+
+    def on_results(results):
+        with lock:
+            state["handed"] += len(results)
+
+    # A quick item and three held ones fill the 4 slots; the quick one's result then waits for
+    # its batch (2 results, or 10 s) while the fifth call goes out.
+    items = [(0, False), (1, True), (2, True), (3, True)] + [(key, False) for key in range(4, 9)]
+    complete = run_bounded(
+        items,
+        work,
+        on_results=on_results,
+        unfinished=lambda result: False,
+        concurrency=4,
+        batch=2,
+        batch_seconds=10.0,
+    )
+
+    assert complete
+    assert state["handed"] == 9
+    assert seen_at_fifth["handed"] == 0  # it went out before the first result was handed over
+    assert seen_at_fifth["running"] == 4  # beside the three held ones
+    assert state["peak"] == 4
+    assert state["most_unhanded"] <= 4 + 2
