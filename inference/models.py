@@ -23,6 +23,7 @@ from django.views.decorators.debug import sensitive_variables
 
 from core import encryption
 
+from . import guard
 from .client import EndpointConfig, EndpointError
 from .enums import ItemState, JobStatus
 
@@ -41,6 +42,38 @@ def url_origin(url: str) -> str:
     if port is None:
         port = {"http": 80, "https": 443}.get(scheme)
     return f"{scheme}://{host}:{port}"
+
+
+def private_endpoints_allowed() -> bool:
+    """Whether a base URL may point at a loopback, private or link-local address: in
+    development and tests (the stand-in model on loopback), never in production unless
+    PODIUM_HOSTED_ALLOW_PRIVATE_ENDPOINTS says so (docs/hosted.md, "Security"); the same for a
+    re-run's model endpoint."""
+    return bool(getattr(settings, "PODIUM_HOSTED_ALLOW_PRIVATE_ENDPOINTS", False))
+
+
+def endpoint_address_problem(base_url: str) -> str:
+    """Why Podium's workers must not call `base_url` (""): a host that does not resolve, or
+    one whose address is loopback, private, link-local, multicast or reserved (the server's
+    own network: its database, a cloud metadata service), unless private endpoints are
+    allowed. What a form says; the client checks the same rule again at every connection
+    (`inference.transport`), so a DNS answer that changes later is refused there."""
+    host = urlsplit(base_url.strip()).hostname or ""
+    if not host:
+        return "Give a base URL with a host name."
+    if private_endpoints_allowed():
+        return ""
+    try:
+        infos = guard.resolve(host, 443)
+    except (OSError, UnicodeError):
+        return f"The host {host!r} of the base URL does not resolve."
+    for info in infos:
+        if guard.address_problem(info[4][0]):
+            return (
+                f"The base URL's host {host!r} is at {info[4][0]}, an address of a private "
+                "network; Podium calls model endpoints on the public internet only."
+            )
+    return ""
 
 
 class EndpointKeyError(EndpointError):
@@ -89,7 +122,7 @@ class Endpoint(models.Model):
         endpoint someone else chose only where PODIUM_HOSTED_ALLOW_PRIVATE_ENDPOINTS says so
         (development and tests: the stand-ins on loopback; hosted evaluation and re-runs
         alike). A subclass configured only by superusers may allow them (the judge's)."""
-        return bool(getattr(settings, "PODIUM_HOSTED_ALLOW_PRIVATE_ENDPOINTS", False))
+        return private_endpoints_allowed()
 
     def endpoint_config(self, *, api_key: str, temperature: float = 0.0) -> EndpointConfig:
         """What `inference.client.ChatClient` needs, with the key the subclass found."""
@@ -149,6 +182,12 @@ class KeyedEndpoint(Endpoint):
                     "fragment; an API key goes in the key field, where it is stored encrypted."
                 }
             )
+        # Said when the endpoint is entered; the client refuses the address at every
+        # connection anyway (`inference.transport`), a row written around this check included.
+        if not self.allows_private_addresses():
+            problem = endpoint_address_problem(self.base_url)
+            if problem:
+                raise ValidationError({"base_url": problem})
 
     @property
     def origin(self) -> str:

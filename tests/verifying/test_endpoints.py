@@ -462,3 +462,28 @@ def test_a_key_in_the_base_url_is_refused(access_granted, owner, base_url):
         ]
     }
     assert ModelEndpoint.objects.count() == 0
+
+
+def test_a_model_endpoint_on_the_servers_own_network_is_refused_when_registered_and_called(
+    access_granted, owner, model, settings, django_capture_on_commit_callbacks
+):
+    """Re-runs follow the address rule of hosted evaluation (issue 31): in production a base
+    URL on a loopback or private address is refused when it is entered, and a row that points
+    there anyway (written around the check) is refused by the client at connect time."""
+    settings.PODIUM_HOSTED_ALLOW_PRIVATE_ENDPOINTS = False
+    with pytest.raises(ValidationError) as refused:
+        endpoints.register_endpoint(
+            access_granted, actor=owner, base_url=model.base_url, model="surgvlm-7b"
+        )
+    assert "an address of a private network" in str(refused.value.message_dict["base_url"])
+
+    settings.PODIUM_HOSTED_ALLOW_PRIVATE_ENDPOINTS = True
+    endpoints.register_endpoint(
+        access_granted, actor=owner, base_url=model.base_url, model="surgvlm-7b", max_attempts=1
+    )
+    settings.PODIUM_HOSTED_ALLOW_PRIVATE_ENDPOINTS = False
+    job = rerun(access_granted, owner, django_capture_on_commit_callbacks)
+
+    assert job.state == RerunStatus.FAILED
+    assert "is at 127.0.0.1, an address of a private network" in job.message
+    assert model.authorizations == []  # nothing reached it
