@@ -27,6 +27,32 @@ CHAT_PATH = "/v1/chat/completions"
 MODELS_PATH = "/v1/models"
 
 
+def completion_body(
+    number: int, model: str, text: str | None, prompt_tokens: Any, completion_tokens: Any
+) -> dict[str, Any]:
+    """A chat completion in OpenAI's shape: one choice with `text`, and the usage given (a
+    hostile stand-in in the tests reports what it likes there)."""
+    total = (
+        prompt_tokens + completion_tokens
+        if isinstance(prompt_tokens, int) and isinstance(completion_tokens, int)
+        else 0
+    )
+    return {
+        "id": f"chatcmpl-{number}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [
+            {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+        ],
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": total,
+        },
+    }
+
+
 class BadRequest(ValueError):
     """The request is not one the chat completions API takes; the message says why."""
 
@@ -197,25 +223,7 @@ class ChatHandler(StandinHandler):
         prompt_tokens = max(1, len(request.text) // 4)
         completion_tokens = max(1, len(text or "") // 4)
         return self.send_json(
-            200,
-            {
-                "id": f"chatcmpl-{number}",
-                "object": "chat.completion",
-                "created": int(time.time()),
-                "model": request.model,
-                "choices": [
-                    {
-                        "index": 0,
-                        "message": {"role": "assistant", "content": text},
-                        "finish_reason": "stop",
-                    }
-                ],
-                "usage": {
-                    "prompt_tokens": prompt_tokens,
-                    "completion_tokens": completion_tokens,
-                    "total_tokens": prompt_tokens + completion_tokens,
-                },
-            },
+            200, completion_body(number, request.model, text, prompt_tokens, completion_tokens)
         )
 
     def _error(self, failure: Failure) -> bool:

@@ -17,26 +17,12 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from inference.standin import completion_body
+
 
 def completion(text: str, *, prompt_tokens: Any = 10, completion_tokens: Any = 5) -> bytes:
     return json.dumps(
-        {
-            "id": "chatcmpl-hostile",
-            "object": "chat.completion",
-            "model": "hostile",
-            "choices": [
-                {
-                    "index": 0,
-                    "message": {"role": "assistant", "content": text},
-                    "finish_reason": "stop",
-                }
-            ],
-            "usage": {
-                "prompt_tokens": prompt_tokens,
-                "completion_tokens": completion_tokens,
-                "total_tokens": 0,
-            },
-        }
+        completion_body(0, "hostile", text, prompt_tokens, completion_tokens)
     ).encode()
 
 
@@ -91,6 +77,9 @@ class Giant(Behaviour):
         handler.send_header("Content-Type", "application/json")
         handler.send_header("Content-Length", str(len(body)))
         handler.end_headers()
+        self.send_in_pieces(handler, body)
+
+    def send_in_pieces(self, handler: _Handler, body: bytes) -> None:
         sent = 0
         try:
             for start in range(0, len(body), 65536):
@@ -112,14 +101,7 @@ class GiantUndeclared(Giant):
         handler.send_header("Connection", "close")
         handler.end_headers()
         handler.close_connection = True
-        sent = 0
-        try:
-            for start in range(0, len(body), 65536):
-                handler.wfile.write(body[start : start + 65536])
-                sent += len(body[start : start + 65536])
-        except OSError:
-            pass
-        self.sent.append(sent)
+        self.send_in_pieces(handler, body)
 
 
 @dataclass
