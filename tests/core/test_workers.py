@@ -36,6 +36,18 @@ def test_a_worker_is_gone_only_if_its_process_on_this_host_has_exited():
     assert workers.worker_is_gone(f"{host}:not-a-pid") is False
 
 
+@pytest.fixture
+def database_open(django_db_blocker):
+    """The database open to a test outside any transaction. Closing a broken or failed
+    connection (close_old_connections) asks the server whether it is usable when this process
+    has one open, and whether it has depends on which tests ran before in the same process:
+    pytest-xdist's workers each run a different share, and such a test failed there with
+    "Database access not allowed". No transaction, or retry_on_lost_connection would not
+    retry."""
+    with django_db_blocker.unblock():
+        yield
+
+
 def wait_until(condition, timeout=60.0):
     """Until `condition()` holds. The heartbeat tests wait for the beats they need rather than
     counting the beats of a fixed sleep, which a loaded machine falls short of; `timeout`
@@ -85,7 +97,7 @@ def test_a_failing_beat_is_logged_and_beating_goes_on(caplog):
 
 
 @pytest.mark.unit
-def test_run_reapers_runs_each_even_if_one_fails(monkeypatch, caplog):
+def test_run_reapers_runs_each_even_if_one_fails(monkeypatch, caplog, database_open):
     calls = []
 
     def broken():
@@ -183,7 +195,7 @@ def _terminate(pid):
 
 
 @pytest.mark.unit
-def test_retry_on_lost_connection_retries_once_only():
+def test_retry_on_lost_connection_retries_once_only(database_open):
     from django.db import OperationalError
 
     calls = []
