@@ -5,7 +5,8 @@
 #              stand-in model and a stand-in for GitHub's sign-in (not GitHub: any login you
 #              type; the real GitHub when GITHUB_CLIENT_ID and GITHUB_CLIENT_SECRET are set);
 #              Ctrl-C stops all five (scripts/run.sh)
-#   make test  set up .venv with the dev tools, then ruff check, ruff format --check, pytest
+#   make test  set up .venv with the dev tools, then ruff check, ruff format --check, pytest on
+#              every core
 # Setup steps are stamp files, so a rerun only reinstalls when a requirements file changed.
 
 VENV := .venv
@@ -40,7 +41,10 @@ test: $(DEV)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(PY) manage.py spectacular --validate --fail-on-warn --file /dev/null
-	$(VENV)/bin/pytest
+	# One pytest worker per core (pytest-xdist; PYTEST_XDIST_AUTO_NUM_WORKERS overrides), each
+	# on its own test database; worksteal, because a few tests run for a minute and the rest
+	# for milliseconds. `.venv/bin/pytest tests/some_file.py` still runs in one process.
+	$(VENV)/bin/pytest -n auto --dist worksteal
 
 migrate: $(RUNTIME)
 	$(PY) manage.py migrate --noinput

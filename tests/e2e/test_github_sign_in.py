@@ -72,6 +72,9 @@ def make_run(tmp_path):
         "PODIUM_STANDIN_MODEL_PORT": "0",
         "PODIUM_STANDIN_GITHUB_PORT": str(github_port),
         "PODIUM_LOCAL_ACCOUNTS": "true",
+        # The dev settings' files (media, private, cache) in this test's folder, not the
+        # checkout's var/, which another test run (or pytest worker) may be using.
+        "PODIUM_VAR_DIR": str(tmp_path / "var"),
     }
     with log.open("wb") as output:
         process = subprocess.Popen(

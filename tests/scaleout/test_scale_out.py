@@ -66,7 +66,10 @@ KILL_AFTER_SCORED = 40
 # killed worker is handed out again Q_RETRY seconds after it was taken.
 Q_TIMEOUT = 10
 Q_RETRY = 12
-FINISH_SECONDS = 120
+# Not a throughput target (bench/scaleout.py measures and reports that): how long the run may
+# take on a machine busy with other tests (the suite runs on every core) before the test calls
+# it stuck. Every file scored once, by the two workers, is what the test asserts.
+FINISH_SECONDS = 600
 
 
 def host_folders(folder) -> dict[str, str]:

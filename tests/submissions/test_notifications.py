@@ -81,7 +81,13 @@ def kinds(user=None):
 # --- verification moves ---------------------------------------------------------------------
 
 
-MOVES = [(current, new) for current, allowed in VERIFICATION_TRANSITIONS.items() for new in allowed]
+# Sorted: the allowed moves are a set, whose order changes from process to process, and the
+# pytest-xdist workers must collect the same tests in the same order.
+MOVES = [
+    (current, new)
+    for current, allowed in VERIFICATION_TRANSITIONS.items()
+    for new in sorted(allowed)
+]
 
 
 @pytest.mark.parametrize(("current", "new"), MOVES)
