@@ -43,8 +43,9 @@ test: $(DEV)
 	$(PY) manage.py spectacular --validate --fail-on-warn --file /dev/null
 	# One pytest worker per core (pytest-xdist; PYTEST_XDIST_AUTO_NUM_WORKERS overrides), each
 	# on its own test database; worksteal, because a few tests run for a minute and the rest
-	# for milliseconds. `.venv/bin/pytest tests/some_file.py` still runs in one process.
-	$(VENV)/bin/pytest -n auto --dist worksteal
+	# for milliseconds. `.venv/bin/pytest tests/some_file.py` still runs in one process. The
+	# slowest tests are listed at the end, where a change that slows the suite shows.
+	$(VENV)/bin/pytest -n auto --dist worksteal --durations=15
 
 migrate: $(RUNTIME)
 	$(PY) manage.py migrate --noinput
