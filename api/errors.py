@@ -23,6 +23,8 @@ from django.http.multipartparser import MultiPartParserError
 from django.template.loader import render_to_string
 from django.views import defaults
 
+from core.request_text import UnstorableText
+
 API_PREFIX = "/api/"
 
 
@@ -57,6 +59,8 @@ def refusal_reason(exception: Exception) -> tuple[str, str]:
             "multipart/form-data as its header says); nothing was stored. Send it again.",
             "malformed_request",
         )
+    if isinstance(exception, UnstorableText):
+        return (str(exception), "invalid_text")
     if isinstance(exception, DisallowedHost):
         return ("The request names a host this site does not serve.", "bad_request")
     return ("The request could not be read; nothing was stored.", "bad_request")

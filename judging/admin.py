@@ -24,6 +24,7 @@ from django.utils.html import format_html, format_html_join
 from accounts.admin_access import EntryViewersOnly
 from core import audit
 from core.exceptions import DomainError
+from core.request_text import posted_text
 
 from .enums import ACTIVE_JOB_STATES, ItemState, JobStatus
 from .models import JudgeEndpoint, JudgeJob, Verdict
@@ -296,7 +297,7 @@ class JudgeJobAdmin(EntryViewersOnly, admin.ModelAdmin):
     ) -> TemplateResponse | None:
         """Publish held jobs' metrics without the items that got no usable verdict
         (`accept_partial_judgement`); a first step asks for the note that says why."""
-        note = request.POST.get("note", "")
+        note = posted_text(request, "note")
         if "apply" not in request.POST:
             return TemplateResponse(
                 request,

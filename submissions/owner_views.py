@@ -10,6 +10,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from core.exceptions import DomainError, InvalidFact, InvalidName
+from core.request_text import posted_text
 
 from . import owner_actions, selectors
 from .models import Submission
@@ -32,7 +33,7 @@ def publication(request: HttpRequest, pk: int) -> HttpResponse:
     publish = request.POST.get("publish") == "1"
     try:
         owner_actions.set_published(
-            submission, publish=publish, actor=request.user, note=request.POST.get("note", "")
+            submission, publish=publish, actor=request.user, note=posted_text(request, "note")
         )
     except (InvalidName, DomainError) as error:
         messages.error(request, str(error))

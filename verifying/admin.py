@@ -29,6 +29,7 @@ from django.views.decorators.debug import sensitive_post_parameters
 
 from accounts.roles import can_view_all_entries
 from core.exceptions import DomainError
+from core.request_text import posted_text
 from submissions.enums import VerificationStatus
 from submissions.models import Submission
 from submissions.next_step import next_step
@@ -328,7 +329,7 @@ class RerunJobAdmin(MaintainersOnly, admin.ModelAdmin):
                 job,
                 actor=request.user,
                 force=request.POST.get("force") == "on",
-                note=request.POST.get("note", ""),
+                note=posted_text(request, "note"),
             )
         except DomainError as error:
             job.submission.refresh_from_db()

@@ -77,6 +77,9 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # A page's query parameter holding a NUL is a 400 naming it, before any view reads it
+    # (core/request_text.py); the API's serializers refuse it themselves.
+    "core.request_text.QueryTextMiddleware",
     # Content-Security-Policy on every response (SECURE_CSP below, docs/deployment.md).
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",

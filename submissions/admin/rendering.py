@@ -11,6 +11,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
 from core.models import AuditEvent
+from core.request_text import posted_text
 from judging.models import JudgeJob
 
 from ..models import Evaluation, Submission
@@ -37,7 +38,7 @@ def entry_audit_trail(submission: Submission) -> QuerySet[AuditEvent]:
 
 
 def action_note(request: HttpRequest) -> str:
-    return request.POST.get("note", "").strip()
+    return posted_text(request, "note").strip()
 
 
 def full_precision(value: Any) -> str:
