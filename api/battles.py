@@ -26,7 +26,7 @@ from django.urls import path
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import NotFound
 from rest_framework.renderers import BaseRenderer, JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -53,7 +53,10 @@ class JSONLinesRenderer(BaseRenderer):
 
 class BattlesQuerySerializer(serializers.Serializer):
     category = serializers.CharField(
-        help_text="The key of a rating category of the benchmark (its tab's ?category=)"
+        help_text=(
+            "The key of a rating category of the benchmark (its tab's ?category=); one it "
+            "does not have is 404, naming those it has."
+        )
     )
 
 
@@ -76,10 +79,11 @@ class BattlesView(APIView):
         responses={
             (200, MEDIA_TYPE): OpenApiTypes.STR,
             (400, "application/json"): OpenApiResponse(
-                InvalidParametersSerializer, description="No category, or not a rating one"
+                InvalidParametersSerializer, description="No category asked for"
             ),
             (404, "application/json"): OpenApiResponse(
-                NotFoundSerializer, description="No such benchmark"
+                NotFoundSerializer,
+                description="No such benchmark, or it has no such rating category",
             ),
         },
     )
@@ -91,13 +95,8 @@ class BattlesView(APIView):
         keys = [category.key for category in rating_categories(benchmark)]
         if key not in keys:
             known = ", ".join(keys) or "none"
-            raise ValidationError(
-                {
-                    "category": [
-                        f"{benchmark.name} has no rating category {key!r} (its rating "
-                        f"categories: {known})."
-                    ]
-                }
+            raise NotFound(
+                f"{benchmark.name} has no rating category {key!r} (its rating categories: {known})."
             )
         response = StreamingHttpResponse(
             _lines(export_rows(benchmark, key)), content_type=f"{MEDIA_TYPE}; charset=utf-8"

@@ -285,8 +285,21 @@ class HostedDetailView(APIView):
             "(never the key); anyone else gets a published request's queue row."
         ),
         responses={
-            200: HostedRequestSerializer,
-            404: OpenApiResponse(ErrorSerializer),
+            # The owner's view or the queue row: anyOf, for the owner's has every field of
+            # the row (oneOf would match both).
+            200: OpenApiResponse(
+                response={
+                    "anyOf": [
+                        {"$ref": "#/components/schemas/HostedRequest"},
+                        {"$ref": "#/components/schemas/QueueRow"},
+                    ]
+                },
+                description=(
+                    "HostedRequest for its owner and the maintainers; QueueRow for anyone "
+                    "else (a published request's row of the public queue)."
+                ),
+            ),
+            404: OpenApiResponse(ErrorSerializer, description="No such request you may see"),
         },
     )
     def get(self, request: Request, slug: str, pk: int) -> Response:

@@ -46,7 +46,7 @@ from django.utils.cache import get_conditional_response, patch_cache_control
 from django.utils.http import http_date
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.exceptions import NotFound
 from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -154,7 +154,11 @@ RANKINGS_ERRORS = {
         InvalidParametersSerializer, description="An invalid parameter"
     ),
     (404, "application/json"): OpenApiResponse(
-        NotFoundSerializer, description="No such benchmark, or no such page"
+        NotFoundSerializer,
+        description=(
+            "No such benchmark or page, or the benchmark has no such category, sort column or "
+            "model fact (the message names those it has)"
+        ),
     ),
 }
 
@@ -256,8 +260,9 @@ class RankingsCSVView(RankingsView):
 def _rankings_query(
     request: Request, benchmark: Benchmark
 ) -> tuple[dict[str, Any], list[Metric] | None, Category | None]:
-    """The validated parameters, with the direction filled in; 400 on anything invalid (a
-    category the benchmark does not have, a model fact it does not ask for, by name).
+    """The validated parameters, with the direction filled in: 400 for a value the schema
+    refuses, 404 naming what there is for a well-formed one this benchmark does not have (a
+    category, a sort column, a model fact it does not ask for), as the board page's tabs.
 
     Also the benchmark's metrics when the sort names one (to check it and find its natural
     direction), else None: a revalidation or a cached body does not need them, and every
@@ -269,11 +274,8 @@ def _rankings_query(
     unasked = [key for key in FACT_FILTERS if query[key] and key not in benchmark.fact_keys]
     if unasked:
         asked = ", ".join(benchmark.fact_keys) or "none"
-        raise ValidationError(
-            {
-                key: [f"{benchmark.name} asks for no model fact {key!r} (it asks for: {asked})."]
-                for key in unasked
-            }
+        raise NotFound(
+            f"{benchmark.name} asks for no model fact {unasked[0]!r} (it asks for: {asked})."
         )
     category = _query_category(benchmark, query["category"])
     metrics = None
@@ -284,7 +286,10 @@ def _rankings_query(
         if query["sort"] not in keys:
             columns = ", ".join([*FIXED_SORT_COLUMNS, *keys])
             where = f" on category {category.key!r}" if category else ""
-            raise ValidationError({"sort": [f"Sort{where} by one of: {columns}."]})
+            raise NotFound(
+                f"{benchmark.name} has no column {query['sort']!r}{where}: sort by one of: "
+                f"{columns}."
+            )
     if "direction" not in query:
         descending = first_click_descending(query["sort"], metrics or [])
         query["direction"] = "desc" if descending else "asc"
@@ -292,7 +297,7 @@ def _rankings_query(
 
 
 def _query_category(benchmark: Benchmark, key: str) -> Category | None:
-    """The category `category=` names (None for the overview), or 400 naming the benchmark's
+    """The category `category=` names (None for the overview), or 404 naming the benchmark's
     categories. One query, only when a category is asked for."""
     if not key:
         return None
@@ -300,9 +305,7 @@ def _query_category(benchmark: Benchmark, key: str) -> Category | None:
     found = next((category for category in categories if category.key == key), None)
     if found is None:
         known = ", ".join(category.key for category in categories) or "none"
-        raise ValidationError(
-            {"category": [f"{benchmark.name} has no category {key!r} (its categories: {known})."]}
-        )
+        raise NotFound(f"{benchmark.name} has no category {key!r} (its categories: {known}).")
     return found
 
 

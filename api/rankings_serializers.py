@@ -52,7 +52,8 @@ class RankingsQuerySerializer(serializers.Serializer):
     sort = serializers.CharField(
         default="rank",
         help_text=(
-            "rank, model, team, date (the board's date column) or a metric key. Sorting "
+            "rank, model, team, date (the board's date column) or a metric key of the "
+            "benchmark (another is 404, naming its columns). Sorting "
             "reorders the rows only; every row keeps its rank. Equal values stay in rank "
             "order and empty values go last in either direction."
         ),
@@ -86,7 +87,7 @@ class RankingsQuerySerializer(serializers.Serializer):
         help_text=(
             "A category's key (a tab of the board, issue 15): its rows ordered by their rank in "
             "it (`category_rank`; `sort=rank` is that order), `metrics` its columns only. "
-            "Empty: the overview, every metric. An unknown key is 400, naming the benchmark's."
+            "Empty: the overview, every metric. An unknown key is 404, naming the benchmark's."
         ),
     )
     type = FactChoiceField("type")

@@ -18,7 +18,7 @@ from django.http import Http404
 from django.urls import path, reverse
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import generics, serializers, status
-from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.parsers import MultiPartParser
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -429,7 +429,9 @@ def _benchmark(request: Request, slug: str) -> Benchmark:
 
 class SubmitView(APIView):
     permission_classes = [IsAuthenticated]
-    parser_classes = [MultiPartParser, FormParser]
+    # A file is sent as multipart only: a urlencoded body cannot carry it (415, not a 400 about
+    # a missing file), and the schema offers no such body.
+    parser_classes = [MultiPartParser]
 
     @extend_schema(
         operation_id="submissions_create",

@@ -375,6 +375,12 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     "SCHEMA_PATH_PREFIX": r"/api/v1",
     "COMPONENT_SPLIT_REQUEST": True,
+    # What every operation answers (401, 429), empty query parameters and form fields, said
+    # once (api/schema.py), after drf-spectacular's own enum hook.
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "api.schema.describe_what_every_operation_answers",
+    ],
 }
 
 # django-q2 with the ORM broker: the queue is a table in our own database, so the worker

@@ -396,7 +396,6 @@ def test_pages_are_stable_and_add_up_to_the_whole_board(client, mixed):
     ("params", "field"),
     [
         ({"board": "unofficial"}, "board"),
-        ({"sort": "accuracy"}, "sort"),
         ({"direction": "up"}, "direction"),
         ({"page": 0}, "page"),
         ({"page_size": 1001}, "page_size"),
@@ -409,6 +408,18 @@ def test_invalid_parameters_are_refused_by_name(client, published, params, field
     assert response["Content-Type"] == "application/json"
     assert response.json()["code"] == "invalid"
     assert list(response.json()["errors"]) == [field]
+
+
+def test_a_sort_by_a_column_the_benchmark_does_not_have_is_404_naming_its_columns(
+    client, published
+):
+    response = client.get(rankings_url(published), {"sort": "accuracy"})
+
+    assert response.status_code == 404
+    assert response.json()["code"] == "not_found"
+    assert response.json()["detail"].startswith(
+        f"{published.name} has no column 'accuracy': sort by one of: rank, model, team, date, "
+    )
 
 
 # --- rankings, CSV ---------------------------------------------------------------------------------
