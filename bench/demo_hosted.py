@@ -77,6 +77,7 @@ def main() -> int:
         token,
         {
             "model_name": name,
+            "institution": "Newcomer lab",
             "contact_email": "newcomer@example.org",
             "model_url": "https://example.org/newcomer",
             "base_url": options.standin_model_url,
