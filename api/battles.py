@@ -52,11 +52,13 @@ class JSONLinesRenderer(BaseRenderer):
 
 
 class BattlesQuerySerializer(serializers.Serializer):
+    # A key is taken as given: " " is no category of the benchmark (404), not a blank (400).
     category = serializers.CharField(
+        trim_whitespace=False,
         help_text=(
             "The key of a rating category of the benchmark (its tab's ?category=); one it "
             "does not have is 404, naming those it has."
-        )
+        ),
     )
 
 

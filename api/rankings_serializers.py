@@ -49,8 +49,10 @@ class RankingsQuerySerializer(serializers.Serializer):
         default=BoardKind.OFFICIAL.value,
         help_text="official (verified entries), community (the other published ones) or all.",
     )
+    # A column key is taken as given: "\r" is no column of the benchmark (404), not a blank.
     sort = serializers.CharField(
         default="rank",
+        trim_whitespace=False,
         help_text=(
             "rank, model, team, date (the board's date column) or a metric key of the "
             "benchmark (another is 404, naming its columns). Sorting "

@@ -105,3 +105,13 @@ def test_a_file_is_uploaded_as_multipart_only(schema, published_medvidbench):
     assert response.status_code == 415
     assert response.json()["code"] == "unsupported_media_type"
     assert Submission.objects.count() == before
+
+
+def test_a_key_of_blanks_is_no_key_of_the_benchmark_not_a_blank_field(
+    client, published_medvidbench
+):
+    url = reverse("api:rankings", args=[published_medvidbench.slug])
+    battles = reverse("api:battles", args=[published_medvidbench.slug])
+
+    assert client.get(url + "?sort=%0D").status_code == 404
+    assert client.get(battles + "?category=%20").status_code == 404
