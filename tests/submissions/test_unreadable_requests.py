@@ -47,8 +47,13 @@ CASES = [
         id="a-3-mb-model-name",
     ),
     pytest.param(
-        b"&".join(b"f%d=x" % n for n in range(1_001)),
-        "application/x-www-form-urlencoded",
+        # Multipart, as an upload is sent (the API takes nothing else: 415 below).
+        b"".join(
+            b'--b\r\nContent-Disposition: form-data; name="f%d"\r\n\r\nx\r\n' % n
+            for n in range(1_001)
+        )
+        + b"--b--\r\n",
+        "multipart/form-data; boundary=b",
         TOO_MANY,
         "too_many_fields",
         id="1001-fields",
@@ -111,6 +116,22 @@ def test_the_site_answers_a_400_page_with_the_reason(benchmark, body, content_ty
     assert "<h1>The request could not be read</h1>" in page
     assert f"<p>{reason}</p>" in page.replace("&#x27;", "'")
     assert 'href="/static/css/podium.css"' in page  # the site's layout, not Django's bare page
+    assert nothing_stored()
+
+
+def test_a_urlencoded_body_to_the_submit_endpoint_is_refused_with_its_code(benchmark, api):
+    response = api.generic(
+        "POST",
+        reverse("api:submit", args=[benchmark.slug]),
+        b"model_name=x&predictions=y",
+        content_type="application/x-www-form-urlencoded",
+    )
+
+    assert response.status_code == 415
+    assert response.json() == {
+        "detail": 'Unsupported media type "application/x-www-form-urlencoded" in request.',
+        "code": "unsupported_media_type",
+    }
     assert nothing_stored()
 
 
