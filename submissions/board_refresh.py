@@ -17,7 +17,13 @@ from django.utils import timezone
 
 from benchmark.models import Benchmark
 
-from .boards import board_built, database_datetime, rebuild_board, recompute_board
+from .boards import (
+    board_built,
+    board_changes,
+    database_datetime,
+    rebuild_board,
+    recompute_board,
+)
 from .models import BoardChanges
 
 logger = logging.getLogger(__name__)
@@ -70,6 +76,21 @@ def refresh_board(benchmark_id: int, changes: int | None = None) -> None:
             "recomputing the board of benchmark %s failed; queued a retry", benchmark_id
         )
         enqueue_board_recompute(benchmark_id, changes)
+
+
+def board_is_behind(benchmark_id: int) -> bool:
+    """Whether a committed change of the board's inputs is not in its rows yet (a refresh is
+    on its way): a rank read now may be the one before the change."""
+    return board_built(benchmark_id) < board_changes(benchmark_id)
+
+
+def bring_board_up_to_date(benchmark_id: int) -> None:
+    """Recompute the board now if a committed change is not in it yet: for whoever is about to
+    tell someone a rank (the "Results complete" notice), so it is the rank the board shows
+    after the change that completed the run, whichever of the commit's callbacks runs first.
+    The refresh that follows the change then finds it built and does nothing."""
+    if board_is_behind(benchmark_id):
+        refresh_board(benchmark_id, board_changes(benchmark_id))
 
 
 def enqueue_board_recompute(benchmark_id: int, changes: int | None = None) -> None:

@@ -26,6 +26,7 @@ from django.utils import timezone
 
 from core.text import one_line
 
+from .board_refresh import bring_board_up_to_date
 from .enums import EvaluationStatus, VerificationStatus
 from .models import BoardEntry, Evaluation, Notification, NotificationKind, Submission
 
@@ -127,6 +128,9 @@ def _email_context(notification: Notification) -> dict[str, Any]:
         "submission": submission,
         "benchmark": submission.benchmark,
         "message": notification.message,
+        "rank": rank_sentence(submission, when="when this email was sent")
+        if kind == NotificationKind.COMPLETE
+        else "",
         "state": KIND_STATE[kind],
         "reason": submission.verification_reason
         if kind in (NotificationKind.REJECTED, NotificationKind.WITHDRAWN)
@@ -280,16 +284,39 @@ def notify_evaluation_complete(evaluation_id: int) -> None:
     if evaluation is None or evaluation.state != EvaluationStatus.COMPLETE:
         return
     submission = evaluation.submission
-    entry = BoardEntry.objects.filter(submission=submission).first()
-    # A lexicographic board (MedSG-Bench) has no mean rank to quote.
-    mean_rank = "" if submission.benchmark.is_lexicographic else " (mean rank {:.2f})"
-    where = (
-        f" It ranks {entry.rank}{mean_rank.format(entry.mean_rank)}."
-        if entry is not None and submission.publish
-        else ""
-    )
-    text = f"All metrics of {submission.model_name} on {submission.benchmark.name} are in.{where}"
+    if submission.publish:
+        # The rank the email quotes is the board's after this run's change, not the one before
+        # it (the board's refresh is another callback of the same commit, maybe a later one).
+        bring_board_up_to_date(submission.benchmark_id)
+    # The stored notice holds no rank: a rank changes as other entries arrive, and the pages
+    # that list the notice show the board's rank at the time they are read (`rank_now`).
+    text = f"All metrics of {submission.model_name} on {submission.benchmark.name} are in."
     notify(submission, NotificationKind.COMPLETE, message=text)
+
+
+def rank_sentence(submission: Submission, *, when: str) -> str:
+    """ "It ranks 3 (mean rank 2.40) now." for a published entry on the board, "" otherwise;
+    `when` ("now", "when this email was sent") says the time the rank is of."""
+    entry = BoardEntry.objects.filter(submission=submission).first()
+    if entry is None or not submission.publish:
+        return ""
+    # A lexicographic board (MedSG-Bench) has no mean rank to quote.
+    mean = "" if submission.benchmark.is_lexicographic else f" (mean rank {entry.mean_rank:.2f})"
+    if when == "now":
+        return f"It ranks {entry.rank}{mean} now."
+    return f"It ranked {entry.rank}{mean} {when}."
+
+
+def with_rank_now(notifications: list[Notification]) -> list[Notification]:
+    """`notifications`, each "Results complete" one given `rank_now`: the board's rank of its
+    entry as the page is read (what a listed notice says after its message)."""
+    for notification in notifications:
+        notification.rank_now = (
+            rank_sentence(notification.submission, when="now")
+            if notification.kind == NotificationKind.COMPLETE and notification.submission
+            else ""
+        )
+    return notifications
 
 
 def unread_count(user: Any) -> int:
@@ -317,10 +344,12 @@ def unread_notifications(user: Any) -> list[Notification]:
     """The viewer's unread notifications, newest first, at most `UNREAD_SHOWN`."""
     if not getattr(user, "is_authenticated", False):
         return []
-    return list(
-        Notification.objects.filter(recipient=user, read_at__isnull=True).select_related(
-            "submission"
-        )[:UNREAD_SHOWN]
+    return with_rank_now(
+        list(
+            Notification.objects.filter(recipient=user, read_at__isnull=True).select_related(
+                "submission__benchmark"
+            )[:UNREAD_SHOWN]
+        )
     )
 
 
@@ -329,4 +358,10 @@ def submission_notifications(submission: Submission, *, viewer: Any) -> list[Not
     someone else's entry see none of theirs)."""
     if not getattr(viewer, "is_authenticated", False):
         return []
-    return list(Notification.objects.filter(recipient=viewer, submission=submission))
+    return with_rank_now(
+        list(
+            Notification.objects.filter(recipient=viewer, submission=submission).select_related(
+                "submission__benchmark"
+            )
+        )
+    )

@@ -9,6 +9,7 @@ from benchmark.enums import RankingScope
 from benchmark.models import Metric
 from benchmark.scoring.ranking import rank_entries
 
+from .. import board_refresh
 from ..enums import (
     STATES_JUDGE_PENDING,
     STATUS_TIMESTAMP_FIELD,
@@ -159,6 +160,10 @@ class SubmissionStatus:
     # What the submission declared beside its file (its plugin's options: MedSG-Bench's box
     # convention and zero-shot declaration).
     options: list[DeclaredOption] = field(default_factory=list)
+    # A committed change is not on the board yet (its refresh is on its way): the rank stored
+    # may be the one before the run's numbers, so none is shown and the page polls until the
+    # board has it.
+    placing: bool = False
 
     @property
     def has_scores(self) -> bool:
@@ -206,11 +211,17 @@ def submission_status(submission: Submission, *, viewer: Any) -> SubmissionStatu
         )
     result = evaluation.result or {}
     benchmark = submission.benchmark
+    placing = (
+        submission.publish
+        and evaluation.state.has_scores
+        and board_refresh.board_is_behind(benchmark.pk)
+    )
     return SubmissionStatus(
         submission=submission,
         evaluation=evaluation,
         steps=_progress(evaluation, judge_step=benchmark.judge_step),
-        polling=evaluation.state in POLLING_STATES,
+        polling=evaluation.state in POLLING_STATES or placing,
+        placing=placing,
         metrics=(
             _metric_lines(evaluation, metrics, unit=benchmark.wording.items)
             if evaluation.state.has_scores

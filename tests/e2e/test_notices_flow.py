@@ -296,7 +296,7 @@ def test_the_notices_of_a_scored_and_judged_upload_are_counted_listed_mailed_and
         scored_body = scored.get_body().get_content()
         complete_body = complete.get_body().get_content()
         assert "Start the judge on your submission's page" in scored_body
-        assert f"All metrics of {MODEL} on MedVidBench are in. It ranks 2 " in complete_body
+        assert f"All metrics of {MODEL} on MedVidBench are in. It ranked 2 " in complete_body
         for body in (scored_body, complete_body):
             assert f"http://127.0.0.1:8000{status_path}" in body
         assert len(mail.messages) == 2  # nothing else was sent

@@ -4,11 +4,20 @@ header counts unread notifications."""
 
 import pytest
 from django.core import mail
+from django.db import transaction
+from django.urls import reverse
+from django.utils import timezone
 
 from judging import services as judging
-from submissions.models import Notification, NotificationKind
+from submissions.board_refresh import count_board_change
+from submissions.models import BoardEntry, Notification, NotificationKind
 from submissions.notifications import mark_notifications_read
-from submissions.services import SubmissionDetails, create_submission, score_evaluation
+from submissions.services import (
+    SubmissionDetails,
+    create_submission,
+    import_published_result,
+    score_evaluation,
+)
 from tests.accounts.factories import UserFactory
 
 pytestmark = [pytest.mark.django_db, pytest.mark.integration]
@@ -60,8 +69,77 @@ def test_a_complete_run_is_reported_once_with_its_rank(
     kinds = list(Notification.objects.filter(recipient=owner).values_list("kind", flat=True))
     assert sorted(kinds) == ["complete", "scored"]
     complete = Notification.objects.get(recipient=owner, kind=NotificationKind.COMPLETE)
-    assert complete.message.startswith("All metrics of Mine on MedVidBench are in. It ranks 1")
+    assert complete.message == "All metrics of Mine on MedVidBench are in."
+    assert "It ranked 1 (mean rank " in mail.outbox[-1].body
     assert "95% interval" in mail.outbox[-1].body
+
+
+# An imported official row that beats "Mine" on three automatic metrics and loses on the judge's
+# three: "Mine" ranks 2 while its judge metrics are pending (they rank last), 1 once judged.
+RIVAL = {
+    "CVS_acc": 0.5,
+    "NAP_acc": 0.5,
+    "TAG_mIoU@0.3": 0.9,
+    "TAG_mIoU@0.5": 0.9,
+    "DVC_F1": 0.9,
+    "DVC_llm": 0.5,
+    "VS_llm": 0.5,
+    "RC_llm": 0.5,
+}
+
+
+def test_the_rank_told_at_completion_is_the_boards_after_the_run_and_is_never_kept(
+    client, judged_benchmark, owner, upload, standin, django_capture_on_commit_callbacks
+):
+    """Issue 32, point 2: the notice, its email and the status page said "It ranks 2" (the
+    rank with the judge metrics pending) when the board, recomputed a moment later, said 1."""
+    judged_benchmark.judge_auto_start = False
+    judged_benchmark.save(update_fields=["judge_auto_start"])
+    import_published_result(
+        judged_benchmark, model_name="Rival", values=RIVAL, verified_at=timezone.now()
+    )
+    run = upload_and_score(judged_benchmark, owner, upload, django_capture_on_commit_callbacks)
+    assert BoardEntry.objects.get(submission=run.submission).rank == 2  # judge pending
+
+    with django_capture_on_commit_callbacks(execute=True):
+        judging.run_job(judging.start_judge(run, enqueue=False).pk)
+
+    assert BoardEntry.objects.get(submission=run.submission).rank == 1
+    complete = Notification.objects.get(recipient=owner, kind=NotificationKind.COMPLETE)
+    assert complete.message == "All metrics of Mine on MedVidBench are in."  # no number kept
+    assert "It ranked 1 (mean rank 1.30) when this email was sent." in mail.outbox[-1].body
+    client.force_login(owner)
+    mine = client.get(reverse("submissions:mine")).content.decode()
+    assert "All metrics of Mine on MedVidBench are in. It ranks 1 (mean rank 1.30) now." in mine
+
+    # Another entry moves it: the listed notice follows the board, the stored one holds nothing.
+    better = {key: 5.0 if key.endswith("_llm") else 1.0 for key in RIVAL}
+    better |= {"SA_acc": 1.0, "STG_mIoU": 1.0}
+    with django_capture_on_commit_callbacks(execute=True):
+        import_published_result(
+            judged_benchmark, model_name="Champion", values=better, verified_at=timezone.now()
+        )
+    mine = client.get(reverse("submissions:mine")).content.decode()
+    assert "It ranks 2 (mean rank " in mine
+
+
+def test_the_status_page_shows_no_rank_while_the_board_is_behind_the_run(
+    client, judged_benchmark, owner, upload, standin, django_capture_on_commit_callbacks
+):
+    judged_benchmark.judge_auto_start = False
+    judged_benchmark.save(update_fields=["judge_auto_start"])
+    run = upload_and_score(judged_benchmark, owner, upload, django_capture_on_commit_callbacks)
+    client.force_login(owner)
+    status_url = reverse("submissions:status", args=[run.submission.pk])
+    assert "Rank <strong>1</strong>" in client.get(status_url).content.decode()
+
+    with transaction.atomic():  # a change committed, its refresh not run yet
+        count_board_change(judged_benchmark.pk)
+
+    page = client.get(status_url).content.decode()
+    assert "Placing the new numbers on the board" in page
+    assert "Rank <strong>" not in page
+    assert 'hx-trigger="every' in page  # the page polls until the board has it
 
 
 def test_with_the_automatic_judge_only_completion_is_reported(

@@ -506,12 +506,13 @@ def test_a_refused_rerun_leaves_no_new_run(client, scored_run):
 
 
 def test_the_live_region_carries_the_run_from_scored_to_complete_in_one_response(
-    client, submitter, scored_run, standin
+    client, submitter, scored_run, standin, django_capture_on_commit_callbacks
 ):
     """Issue 13: the status at the top, the metrics, the steps and the judge panel come in one
     fragment, so a poll never shows the judge done above a stale "judge pending"."""
     client.force_login(submitter)
-    services.run_job(services.start_judge(scored_run, enqueue=False).pk)
+    with django_capture_on_commit_callbacks(execute=True):  # the board's refresh too
+        services.run_job(services.start_judge(scored_run, enqueue=False).pk)
 
     fragment = client.get(f"/submissions/{scored_run.submission.pk}/status/").content.decode()
 
