@@ -269,6 +269,9 @@ class BoardTotals(models.Model):
     # The metric of each of a row's `metric_ranks`, in their order (issue 16): the board's
     # metrics as its recompute read them, written with the rows.
     metric_keys = models.JSONField(default=list, blank=True)
+    # The rank of the board's first row (issue 32): above 1 under the global scope when the
+    # other board holds the ranks above it, which the board page then names.
+    first_rank = models.PositiveIntegerField(default=1)
 
     class Meta:
         verbose_name_plural = "board totals"

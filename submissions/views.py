@@ -103,6 +103,8 @@ def board(request: HttpRequest, slug: str, board: str = BoardKind.OFFICIAL) -> H
         ),
         "table": table,
         "chart": chart,
+        # Who holds the ranks above this board's first row (the global scope; the overview).
+        "ranks_above": None if category else selectors.ranks_above(benchmark, kind, summary),
         **_official_how(benchmark),
     }
     return render(request, "submissions/board.html", context)

@@ -173,7 +173,7 @@ def _rewrite_board(benchmark: Benchmark) -> None:
             for row, own in zip(candidates, intervals, strict=True)
         ]
         keys = [metric.key for metric in metrics]
-        totals = _board_totals(benchmark, boards, with_intervals, keys, now)
+        totals = _board_totals(benchmark, boards, with_intervals, keys, now, places.rank)
         # What the rows are made of (a million objects at 100,000 entries: the decoded
         # metrics, the candidates) is held by the rows' builders alone from here, and freed
         # by a helper thread once the last row is built, while the server loads the last
@@ -205,14 +205,20 @@ def _board_totals(
     with_intervals: list[bool],
     metric_keys: list[str],
     now: datetime,
+    ranks: Any,
 ) -> list[BoardTotals]:
     """Each board's totals as the rows just written make them (`boards` and `with_intervals`
     are each row's board and whether it shows metric intervals): its rows, those with metric
     intervals, none with rank intervals yet (they follow in the background), and the metric
-    of each of its rows' `metric_ranks`. None for a board without rows."""
+    of each of its rows' `metric_ranks`, and its first row's rank (`ranks`: each row's). None
+    for a board without rows."""
     totals = []
     for kind in BoardKind:
         on_board = [has for board, has in zip(boards, with_intervals, strict=True) if board == kind]
+        first_rank = min(
+            (int(rank) for board, rank in zip(boards, ranks, strict=True) if board == kind),
+            default=1,
+        )
         if on_board:
             totals.append(
                 BoardTotals(
@@ -222,6 +228,7 @@ def _board_totals(
                     with_intervals=sum(on_board),
                     computed_at=now,
                     metric_keys=metric_keys,
+                    first_rank=first_rank,
                 )
             )
     return totals

@@ -12,6 +12,7 @@ from urllib.parse import urlencode
 
 from django.db.models import Count
 
+from benchmark.enums import RankingScope
 from benchmark.facts import FACTS, fact_text
 from benchmark.models import Benchmark, Category, Metric
 
@@ -57,6 +58,8 @@ class BoardSummary:
     counts: dict[str, int]
     computed_at: datetime | None
     intervals: dict[str, BoardIntervals] = field(default_factory=dict)
+    # Each board's first row's rank (1 unless the other board holds the ranks above it).
+    first_ranks: dict[str, int] = field(default_factory=dict)
 
 
 def board_summary(benchmark: Benchmark) -> BoardSummary:
@@ -64,10 +67,12 @@ def board_summary(benchmark: Benchmark) -> BoardSummary:
     of the boards' stored totals (`BoardTotals`, written with the rows), whatever the
     board's size."""
     counts = {kind.value: 0 for kind in BoardKind}
+    first_ranks = {kind.value: 1 for kind in BoardKind}
     intervals = {kind.value: NO_INTERVALS for kind in BoardKind}
     computed_at = None
     for totals in BoardTotals.objects.filter(benchmark=benchmark):
         counts[totals.board] = totals.entries
+        first_ranks[totals.board] = totals.first_rank
         ready = totals.entries > 0 and totals.with_rank_intervals == totals.entries
         intervals[totals.board] = BoardIntervals(
             ready=ready,
@@ -76,7 +81,9 @@ def board_summary(benchmark: Benchmark) -> BoardSummary:
             any_intervals=ready or totals.with_intervals > 0,
         )
         computed_at = max(filter(None, [computed_at, totals.computed_at]))
-    return BoardSummary(counts=counts, computed_at=computed_at, intervals=intervals)
+    return BoardSummary(
+        counts=counts, computed_at=computed_at, intervals=intervals, first_ranks=first_ranks
+    )
 
 
 # Columns a board can be sorted by besides the metrics, with their first-click direction.
@@ -226,7 +233,10 @@ class BoardRow:
 
     submission_id: int
     rank: int
-    medal: str
+    # The medal's place (1-3), 0 for none: the row's place on this board (issue 32: under the
+    # global scope the Official board's leader may hold rank 2, and its medal says "1st");
+    # on a category's tab, its rank there.
+    medal: int
     mean_rank: float
     wins: int
     model_name: str
@@ -256,6 +266,9 @@ class BoardRow:
     facts: tuple[FactBadge, ...] = ()
     # Evaluated by Podium (hosted evaluation, docs/hosted.md): the row's badge.
     is_hosted: bool = False
+    # The row's place in its board's rank order (1 to the board's rows): equal to `rank`
+    # under the per-board scope, and where no entry of the other board ranks above it.
+    position: int = 0
 
     @property
     def rank_interval(self) -> str:
@@ -371,12 +384,14 @@ def board_row(
             interval = _interval_text(entry.intervals, metric) if has_intervals else without
             cells.append(BoardCell(text, entry.highlights.get(metric.key, ""), note, interval))
     rank = entry.rank
+    place = entry.position
     if category is not None:
-        rank = (entry.category_ranks or {}).get(category.key, entry.rank)
+        rank = place = (entry.category_ranks or {}).get(category.key, entry.rank)
     return BoardRow(
         submission_id=submission.pk,
         rank=rank,
-        medal=MEDALS.get(rank, ""),
+        medal=place if place in MEDALS else 0,
+        position=entry.position,
         mean_rank=entry.mean_rank,
         wins=entry.wins,
         model_name=submission.model_name,
@@ -508,6 +523,41 @@ def benchmark_cards(benchmarks: list[Benchmark]) -> list[BenchmarkCard]:
         )
         for benchmark in benchmarks
     ]
+
+
+@dataclass(frozen=True)
+class RanksAbove:
+    """Under the global scope, the other board's entries ranked above a board's first row
+    (issue 32: the Official board's leader read "2" with no word why): the first few, and how
+    many there are in all."""
+
+    first: list[BoardEntry]
+    count: int
+    leader_rank: int
+
+    @property
+    def other_board(self) -> str:
+        return self.first[0].get_board_display() if self.first else ""
+
+
+def ranks_above(
+    benchmark: Benchmark, board: BoardKind, summary: BoardSummary, *, shown: int = 3
+) -> RanksAbove | None:
+    """The other board's entries whose (global) rank is above `board`'s first row, or None
+    when there are none (the per-board scope, an empty board, a leader ranked 1): no query
+    then (the summary has the first row's rank), else one or two on the rank index."""
+    leader = summary.first_ranks.get(board, 1)
+    if benchmark.ranking_scope != RankingScope.GLOBAL or leader <= 1:
+        return None
+    above = (
+        BoardEntry.objects.filter(benchmark=benchmark, rank__lt=leader)
+        .exclude(board=board)
+        .select_related("submission")
+        .order_by("rank")
+    )
+    first = list(above[:shown])
+    count = len(first) if len(first) < shown else above.count()
+    return RanksAbove(first=first, count=count, leader_rank=leader) if first else None
 
 
 # --- the About tab -------------------------------------------------------------------------------

@@ -28,7 +28,7 @@ def row(rank, name, acc, team="", day=1):
     return BoardRow(
         submission_id=rank,
         rank=rank,
-        medal="",
+        medal=0,
         mean_rank=float(rank),
         wins=0,
         model_name=name,

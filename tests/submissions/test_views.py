@@ -10,6 +10,7 @@ from django.core.cache import cache
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.utils.html import escape
 
+from benchmark.enums import RankingScope
 from benchmark.services import update_benchmark
 from core.exceptions import VerificationRefused
 from submissions import services
@@ -91,13 +92,16 @@ def test_the_official_board_shows_ranks_medals_badges_and_highlights(client, boa
 
     header, *rows = table.rows
     assert [text for _, text in header] == ["Rank ▲", "Model", "Team", *METRIC_KEYS, "Date"]
-    # Global ranks: Epsilon (2) and Delta (5) are on the Community board.
-    assert [row[0][1] for row in rows] == ["1st1avg 1.40", "3rd3avg 1.50", "4avg 1.80"]
+    # Global ranks: Epsilon (2) and Delta (5) are on the Community board; the medals mark
+    # this board's own first three rows (issue 32).
+    assert [row[0][1] for row in rows] == ["1st1avg 1.40", "2nd3avg 1.50", "3rd4avg 1.80"]
     html = client.get("/b/medvidbench/").content.decode()
     assert (
-        '<span class="medal medal-1" role="img" aria-label="Gold medal, 1st place" '
-        'title="Gold medal">1st</span>'
+        '<span class="medal medal-1" role="img" aria-label="Gold medal, 1st place on this board" '
+        'title="Gold medal: 1st on this board">1st</span>'
     ) in html
+    assert 'title="Rank 3 over both boards; place 2 on this board">3</span>' in html
+    assert 'id="ranks-above"' not in html  # its leader ranks 1
     # The model's own page is the small arrow beside its name (issue 12: the name links to
     # the entry's page on Podium).
     assert [row[1][1] for row in rows] == [
@@ -134,8 +138,8 @@ def test_the_community_board_shows_global_ranks_and_pending_judge_metrics(client
     _, *rows = table.rows
     # Delta's pending judge metrics rank last (5 of 5 on each), which puts it last overall.
     assert [(row[0][1], row[1][1], row[2][1]) for row in rows] == [
-        ("2nd2avg 1.50", "Epsilon", "Test University"),
-        ("5avg 2.30", "Delta", "Delta Lab"),
+        ("1st2avg 1.50", "Epsilon", "Test University"),
+        ("2nd5avg 2.30", "Delta", "Delta Lab"),
     ]
     delta = dict(zip(["rank", "model", "team", *METRIC_KEYS, "date"], rows[1], strict=True))
     assert (delta["CVS_acc"], delta["STG_mIoU"]) == (("num best", "0.850"), ("num best", "0.900"))
@@ -275,9 +279,9 @@ def test_every_column_sorts_in_one_click_without_changing_the_rank(client, board
 
     by_nap = parse_table(get(client, "/b/medvidbench/?sort=NAP_acc&dir=desc"), "board")
     assert [(row[0][1], row[1][1].split()[0]) for row in by_nap.rows[1:]] == [
-        ("3rd3avg 1.50", "Beta"),
+        ("2nd3avg 1.50", "Beta"),
         ("1st1avg 1.40", "Alpha"),
-        ("4avg 1.80", "Gamma"),
+        ("3rd4avg 1.80", "Gamma"),
     ]
     assert "?sort=NAP_acc&dir=asc" in by_nap.header_links
     by_model = parse_table(get(client, "/b/medvidbench/?sort=model&dir=desc"), "board")
@@ -680,9 +684,9 @@ def test_a_lexicographic_board_says_its_order_and_shows_no_mean_rank(client, lex
     _header, *rows = parse_table(content, "board").rows
     # Global ranks: Delta 1 and Epsilon 2 are on the Community board; no "avg" in the cell.
     assert [(row[0][1], row[1][1].split(" ")[0]) for row in rows] == [
-        ("3rd3", "Beta"),
-        ("4", "Alpha"),
-        ("5", "Gamma"),
+        ("1st3", "Beta"),
+        ("2nd4", "Alpha"),
+        ("3rd5", "Gamma"),
     ]
     assert 'class="mean-rank"' not in content
     assert (
@@ -692,6 +696,42 @@ def test_a_lexicographic_board_says_its_order_and_shows_no_mean_rank(client, lex
     assert "Ranked by mean rank" not in content
     community = parse_table(get(client, "/b/medvidbench/community/"), "board").rows[1:]
     assert [row[0][1] for row in community] == ["1st1", "2nd2"]
+
+
+def test_an_official_board_below_a_community_leader_says_why_it_starts_at_rank_2(client, benchmark):
+    """Issue 32, point 1: a Community entry held rank 1, so the Official board's leader read
+    "2" beside a "2nd" medal. Its medal is now its place on the board, and a line names who
+    holds the rank above it."""
+    verified = {"verification_status": "verified", "verified_at": datetime(2026, 4, 15, tzinfo=UTC)}
+    scored_entry(benchmark, "Synthetic", values(CVS_acc=0.99, NAP_acc=0.99))
+    scored_entry(benchmark, "Alpha", values(CVS_acc=0.9, NAP_acc=0.2), **verified)
+    scored_entry(benchmark, "Beta", values(CVS_acc=0.8, NAP_acc=0.3), **verified)
+    services.recompute_board(benchmark)
+
+    content = get(client, "/b/medvidbench/")
+
+    rows = parse_table(content, "board").rows[1:]
+    assert [row[0][1].split("avg")[0] for row in rows] == ["1st2", "2nd3"]
+    synthetic = Submission.objects.get(model_name="Synthetic")
+    (line,) = re.findall(r'<p class="ranks-above" id="ranks-above">(.*?)</p>', content, re.S)
+    assert unescape(re.sub(r"<[^>]+>", "", line)) == (
+        "Ranks compare both boards: rank 1 is Synthetic, on the Community board (not verified), "
+        "so this board starts at rank 2. Medals mark this board's own first three rows; ranks "
+        "missing further down are held by the Community board's entries too."
+    )
+    assert f'<a href="/b/medvidbench/entries/{synthetic.pk}/">Synthetic</a>' in content
+    # The Community board's leader ranks 1: no such line there.
+    assert 'id="ranks-above"' not in get(client, "/b/medvidbench/community/")
+
+    # Under the per-board scope each board ranks its own rows from 1: no line either.
+    update_benchmark(benchmark, actor=None, ranking_scope=RankingScope.PER_BOARD)
+    services.recompute_board(benchmark)
+    content = get(client, "/b/medvidbench/")
+    assert [row[0][1].split("avg")[0] for row in parse_table(content, "board").rows[1:]] == [
+        "1st1",
+        "2nd2",
+    ]
+    assert 'id="ranks-above"' not in content
 
 
 def test_a_mean_rank_board_keeps_its_sentence(client, board):

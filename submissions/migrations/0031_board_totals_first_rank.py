@@ -1,0 +1,37 @@
+"""Issue 32: each board's first row's rank, kept with its totals (the board page names the
+other board's entries ranked above it). Filled here from the placements the last recompute
+wrote, so a board shows it before its next recompute."""
+
+from django.db import migrations, models
+from django.db.models import Min
+
+
+def fill_first_ranks(apps, schema_editor):
+    BoardTotals = apps.get_model("submissions", "BoardTotals")
+    BoardPlacement = apps.get_model("submissions", "BoardPlacement")
+    firsts = {
+        (row["benchmark_id"], row["board"]): row["first"]
+        for row in BoardPlacement.objects.values("benchmark_id", "board")
+        .annotate(first=Min("rank"))
+        .order_by()
+    }
+    for totals in BoardTotals.objects.all():
+        first = firsts.get((totals.benchmark_id, totals.board))
+        if first and first != totals.first_rank:
+            totals.first_rank = first
+            totals.save(update_fields=["first_rank"])
+
+
+class Migration(migrations.Migration):
+    dependencies = [
+        ("submissions", "0030_board_orders"),
+    ]
+
+    operations = [
+        migrations.AddField(
+            model_name="boardtotals",
+            name="first_rank",
+            field=models.PositiveIntegerField(default=1),
+        ),
+        migrations.RunPython(fill_first_ranks, migrations.RunPython.noop),
+    ]
