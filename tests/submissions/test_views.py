@@ -713,11 +713,10 @@ def test_an_official_board_below_a_community_leader_says_why_it_starts_at_rank_2
     rows = parse_table(content, "board").rows[1:]
     assert [row[0][1].split("avg")[0] for row in rows] == ["1st2", "2nd3"]
     synthetic = Submission.objects.get(model_name="Synthetic")
-    (line,) = re.findall(r'<p class="ranks-above" id="ranks-above">(.*?)</p>', content, re.S)
+    (line,) = re.findall(r'<p class="note ranks-above" id="ranks-above">(.*?)</p>', content)
     assert unescape(re.sub(r"<[^>]+>", "", line)) == (
-        "Ranks compare both boards: rank 1 is Synthetic, on the Community board (not verified), "
-        "so this board starts at rank 2. Medals mark this board's own first three rows; ranks "
-        "missing further down are held by the Community board's entries too."
+        "Ranks compare both boards: rank 1 belongs to a Community entry (not verified): "
+        "Synthetic. Medals mark this board's own first three rows."
     )
     assert f'<a href="/b/medvidbench/entries/{synthetic.pk}/">Synthetic</a>' in content
     # The Community board's leader ranks 1: no such line there.
