@@ -16,14 +16,14 @@ from django.db import IntegrityError, transaction
 
 from accounts.roles import can_view_all_entries
 from core import audit
-from core.exceptions import InvalidName, NotYourEntry
+from core.exceptions import DomainError, InvalidName, NotYourEntry
 
 from .board_refresh import schedule_board_refresh
 from .enums import SubmissionSource
 from .maintenance import update_entry_details
 from .models import Submission
 from .names import published_name_message, refuse_published_lookalike
-from .selectors import published_lookalike
+from .selectors import own_published_copy, published_lookalike
 from .services import lock_published_file, refuse_published_copy
 
 
@@ -61,6 +61,7 @@ def set_published(
             if locked.publish == publish:
                 return locked
             if publish:
+                refuse_own_published_copy(locked)
                 refuse_published_lookalike(locked.benchmark, locked.model_name)
                 refuse_published_copy(
                     locked.benchmark,
@@ -86,6 +87,23 @@ def set_published(
             field="model_name",
         ) from None
     return locked
+
+
+def refuse_own_published_copy(submission: Submission) -> None:
+    """The same results are listed once (issue 32, point 9): `DomainError` when the owner's
+    other entry with this same file is published already."""
+    listed = own_published_copy(
+        submission.benchmark,
+        submission.owner_id,
+        submission.predictions_sha256,
+        other_than=submission.pk,
+    )
+    if listed is not None:
+        raise DomainError(
+            f"Your entry “{listed.model_name}” is on the boards with this same file: the same "
+            "results are listed once. Take it off the boards first to list them under "
+            f"“{submission.model_name}” instead."
+        )
 
 
 def edit_own_entry(submission: Submission, *, actor: Any, **changes: str) -> Submission:

@@ -67,7 +67,7 @@ from .scoring_runs import (
     scoring_heartbeat_seconds,
     scoring_stale_after,
 )
-from .selectors import published_copy, published_lookalike
+from .selectors import own_published_copy, published_copy, published_lookalike
 from .verification import (
     Evidence,
     add_verification_listener,
@@ -324,6 +324,12 @@ def create_submission(
                     f"You have used all {benchmark.daily_submission_limit} evaluations for "
                     f"{benchmark.name} today; the count resets at midnight UTC."
                 )
+            listed = own_published_copy(benchmark, owner, checksum) if details.publish else None
+            if listed is not None:
+                # The owner's own file, published already under another entry: the same
+                # results are listed once, so this one is evaluate-only and points to it
+                # (issue 32, point 9; `selectors.own_duplicates` finds it for the pages).
+                details = replace(details, publish=False)
             if details.publish:
                 refuse_published_lookalike(benchmark, details.model_name)
             submission = Submission.objects.create(
@@ -336,7 +342,16 @@ def create_submission(
                 predictions_size=len(predictions),
                 **vars(details),
             )
-            audit.record("submissions.submission.created", actor=owner, target=submission)
+            audit.record(
+                "submissions.submission.created",
+                actor=owner,
+                target=submission,
+                **(
+                    {"note": f"evaluate-only: the file of the published entry #{listed.pk}"}
+                    if listed is not None
+                    else {}
+                ),
+            )
             start_evaluation(submission, test_set=test_set, actor=owner)
     except BaseException as error:
         private_files.delete_unnamed(stored)

@@ -344,12 +344,8 @@ def submit(request: HttpRequest, slug: str) -> HttpResponse:
             form.add_error(None, str(error))
         else:
             messages.success(request, "Your file passed the checks and is queued for scoring.")
-            if earlier := selectors.own_duplicates(submission):
-                messages.warning(
-                    request,
-                    f"It is byte for byte the file of your entry “{earlier[-1].model_name}”: "
-                    "it will score the same.",
-                )
+            if note := selectors.duplicate_note(submission):
+                messages.warning(request, note)
             return redirect(submission)
     left = services.evaluations_left_today(request.user, benchmark)
     resets_at = services.quota_window_start() + timedelta(days=1)

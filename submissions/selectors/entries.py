@@ -152,6 +152,22 @@ def published_copy(
     return entries.order_by("created_at", "pk").first()
 
 
+def own_published_copy(
+    benchmark: Benchmark, owner: Any, checksum: str, *, other_than: Any = None
+) -> Submission | None:
+    """`owner`'s earliest published entry on `benchmark` whose predictions file has the sha256
+    `checksum` (other than the entry `other_than`, a pk), or None: the same results are listed
+    once (issue 32, point 9). One query on the (benchmark, checksum) index."""
+    if not checksum or owner is None:
+        return None
+    entries = Submission.objects.filter(
+        benchmark=benchmark, predictions_sha256=checksum, publish=True, owner=owner
+    )
+    if other_than is not None:
+        entries = entries.exclude(pk=other_than)
+    return entries.order_by("created_at", "pk").first()
+
+
 def latest_evaluation(submission: Submission) -> Evaluation | None:
     """The submission's newest run, whatever its state."""
     return submission.evaluations.order_by("-created_at", "-id").first()

@@ -26,6 +26,7 @@ from .entries import (
     metric_specs,
     metric_value,
     newest_scored_run,
+    own_published_copy,
     ranking_entry,
     ranking_policy,
 )
@@ -160,6 +161,8 @@ class SubmissionStatus:
     # What the submission declared beside its file (its plugin's options: MedSG-Bench's box
     # convention and zero-shot declaration).
     options: list[DeclaredOption] = field(default_factory=list)
+    # The owner's published entry with this entry's file, which keeps this one evaluate-only.
+    listed_copy: Submission | None = None
     # A committed change is not on the board yet (its refresh is on its way): the rank stored
     # may be the one before the run's numbers, so none is shown and the page polls until the
     # board has it.
@@ -233,6 +236,7 @@ def submission_status(submission: Submission, *, viewer: Any) -> SubmissionStatu
         board_entry=board_entry,
         would_be_rank=would_be_rank(submission, viewer=viewer),
         duplicates=own_duplicates(submission),
+        listed_copy=listed_copy(submission),
         board_place=_board_place(board_entry),
     )
 
@@ -243,6 +247,42 @@ def _board_place(entry: BoardEntry | None) -> tuple[int, int] | None:
         return None
     rows = BoardEntry.objects.filter(benchmark_id=entry.benchmark_id, board=entry.board)
     return rows.filter(rank__lt=entry.rank).count() + 1, rows.count()
+
+
+def duplicate_note(submission: Submission) -> str:
+    """What the page and the upload's flash say of an entry whose file is the owner's earlier
+    one (the same words in both, naming the same entries): it scores the same, and when one of
+    those is published, this one stays evaluate-only (the same results are listed once)."""
+    earlier = own_duplicates(submission)
+    if not earlier:
+        return ""
+    names = [f"“{entry.model_name}”" for entry in earlier]
+    listed = listed_copy(submission)
+    named = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+    text = (
+        f"This file is byte for byte the one of your entr{'y' if len(names) == 1 else 'ies'} "
+        f"{named}: it scores the same and counts towards your daily evaluations."
+    )
+    if listed is not None:
+        text += (
+            f" “{listed.model_name}” is on the boards with it, so this entry is evaluate-only: "
+            "the same results are listed once. To list them under this entry's name instead, "
+            f"take “{listed.model_name}” off the boards, then publish this one."
+        )
+    return text
+
+
+def listed_copy(submission: Submission) -> Submission | None:
+    """For an evaluate-only entry, the owner's published entry with the same file (the reason
+    it is not listed itself), or None."""
+    if submission.publish:
+        return None
+    return own_published_copy(
+        submission.benchmark,
+        submission.owner_id,
+        submission.predictions_sha256,
+        other_than=submission.pk,
+    )
 
 
 def own_duplicates(submission: Submission) -> list[Submission]:

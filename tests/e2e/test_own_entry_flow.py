@@ -72,10 +72,14 @@ def test_upload_watch_it_scored_upload_it_again_and_take_it_off_the_boards(
         )
         expect(page.locator("#live .rank-note")).to_contain_text("of all published entries")
 
-        # The same file again: accepted, and said to score the same as the first.
+        # The same file again: accepted, said to score the same as the first, and kept off the
+        # boards while the first lists these results (issue 32, point 9).
         submit(page, base, slug, predictions, "Own Model Again")
-        expect(page.get_by_text("It is byte for byte the file of your entry")).to_be_visible()
+        expect(page.locator(".messages .warning")).to_contain_text(
+            "This file is byte for byte the one of your entry “Own Model”"
+        )
         expect(page.locator(".duplicate-file")).to_contain_text("“Own Model”")
+        expect(page.locator(".duplicate-file")).to_contain_text("this entry is evaluate-only")
 
         # The first entry off the boards, then back on.
         page.goto(first)

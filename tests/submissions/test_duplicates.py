@@ -2,12 +2,16 @@
 accepted and flagged (page, message, API); another account's published file is refused with a
 clear message, storing nothing; another account's evaluate-only file is not revealed."""
 
+import re
+from html import unescape
+
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from rest_framework.test import APIClient
 
 from accounts.services import create_api_token
-from core.exceptions import DuplicatePredictions
+from core.exceptions import DomainError, DuplicatePredictions
+from core.models import AuditEvent
 from submissions.models import Evaluation, Submission
 from submissions.owner_actions import set_published
 from submissions.services import SubmissionDetails, create_submission, evaluations_left_today
@@ -44,7 +48,23 @@ def form_post(client, predictions, name):
     )
 
 
-def test_your_own_duplicate_is_accepted_and_flagged(client, benchmark, perfect_predictions):
+NOTE = (
+    "This file is byte for byte the one of your entry “First”: it scores the same and counts "
+    "towards your daily evaluations. “First” is on the boards with it, so this entry is "
+    "evaluate-only: the same results are listed once. To list them under this entry's name "
+    "instead, take “First” off the boards, then publish this one."
+)
+
+
+def visible(html: str) -> str:
+    return " ".join(unescape(re.sub(r"<[^>]+>", "", html)).split())
+
+
+def test_your_own_published_file_under_a_new_name_is_evaluate_only_with_a_pointer(
+    client, benchmark, perfect_predictions
+):
+    """Issue 32, point 9: the copy was published, so the same results were listed twice under
+    two names, and the flash and the page named different entries."""
     owner = UserFactory()
     first = entry(benchmark, owner, perfect_predictions, "First")
     client.force_login(owner)
@@ -53,9 +73,31 @@ def test_your_own_duplicate_is_accepted_and_flagged(client, benchmark, perfect_p
 
     second = Submission.objects.get(model_name="Second")
     assert second.predictions_sha256 == first.predictions_sha256
-    assert "It is byte for byte the file of your entry “First”: it will score the same." in page
-    assert "This file is byte for byte the one of your entry" in page
-    assert f'<a href="/submissions/{first.pk}/">“First”</a>' in page
+    assert (second.publish, Submission.objects.get(pk=first.pk).publish) == (False, True)
+    flash = re.search(r'<li class="warning">(.*?)</li>', page, re.S).group(1)
+    assert visible(flash) == NOTE
+    paragraph = re.search(r'<p class="notice duplicate-file">(.*?)</p>', page, re.S).group(1)
+    assert re.sub(r" \(\d{4}-\d\d-\d\d \d\d:\d\d UTC\)", "", visible(paragraph)) == NOTE
+    assert f'<a href="/submissions/{first.pk}/">“First”</a>' in paragraph
+    event = AuditEvent.objects.get(action="submissions.submission.created", object_id=second.pk)
+    assert event.data["note"] == f"evaluate-only: the file of the published entry #{first.pk}"
+
+    # Publishing it is refused while "First" is listed; taken off, this one may be listed.
+    with pytest.raises(DomainError, match="Your entry “First” is on the boards with this same"):
+        set_published(second, publish=True, actor=owner)
+    set_published(first, publish=False, actor=owner)
+    assert set_published(second, publish=True, actor=owner).publish
+
+
+def test_your_own_evaluate_only_file_may_be_published_under_a_new_name(
+    benchmark, perfect_predictions
+):
+    owner = UserFactory()
+    entry(benchmark, owner, perfect_predictions, "Trial", publish=False)
+
+    second = entry(benchmark, owner, perfect_predictions, "Release")
+
+    assert second.publish  # only one of the two is listed
 
 
 def test_another_accounts_published_file_is_refused_and_nothing_is_stored(
@@ -111,6 +153,7 @@ def test_the_api_flags_your_duplicate_and_refuses_a_copy_with_its_code(
     created = submit(api, "Second")
     assert created.status_code == 201, created.json()
     assert created.json()["duplicate_of"] == [first.pk]
+    assert created.json()["publish"] is False  # "First" lists these results already
 
     other = APIClient()
     _, raw = create_api_token(UserFactory(), name="script")
@@ -257,8 +300,12 @@ def test_the_api_refuses_a_copy_published_at_the_same_moment(benchmark, perfect_
 
 
 @race
-def test_one_owner_uploading_the_same_file_twice_at_once_keeps_both(benchmark, perfect_predictions):
-    """The lock serialises, it does not change the rule: the owner's own copies are accepted."""
+def test_one_owner_uploading_the_same_file_twice_at_once_keeps_both_listing_one(
+    benchmark, perfect_predictions
+):
+    """The lock serialises, it does not change the rule: the owner's own copies are accepted,
+    and the second waits for the first, so it sees it published and stays evaluate-only (the
+    same results are listed once, issue 32)."""
     owner = UserFactory(username="owner")
     thread, outcome = held_open(lambda: entry(benchmark, owner, perfect_predictions, "First"))
     try:
@@ -267,4 +314,6 @@ def test_one_owner_uploading_the_same_file_twice_at_once_keeps_both(benchmark, p
         thread.join(20)
 
     assert isinstance(outcome[0], Submission), outcome
-    assert published_owners(benchmark, second.predictions_sha256) == ["owner", "owner"]
+    assert published_owners(benchmark, second.predictions_sha256) == ["owner"]
+    assert not second.publish
+    assert Submission.objects.filter(owner=owner).count() == 2
