@@ -384,7 +384,9 @@ def rejection(content):
     [
         (
             lambda rows: b"[{",
-            "not valid JSON: Expecting property name enclosed in double quotes at line 1, column 3",
+            # The row the file stops in, 1-based with the test set's id there.
+            "row 1 (id '{ids[0]}'): the file ends early, at byte 2, inside the first row: it "
+            "looks cut off (an interrupted upload or copy); upload the whole file",
         ),
         (
             lambda rows: json.dumps(rows[:2]).encode(),

@@ -33,7 +33,28 @@ def test_file_level_problems(test_set):
         "an object"
     ]
     assert problems(b"[1, 2", test_set) == [
-        "not valid JSON: Expecting ',' delimiter at line 1, column 6"
+        "the file ends early, at byte 5, after 2 complete rows (the list is never closed): it "
+        "looks cut off (an interrupted upload or copy); upload the whole file"
+    ]
+
+
+CUT = "it looks cut off (an interrupted upload or copy); upload the whole file"
+ONE_LINE_FILE = as_bytes(rows_for({"mc-1": "A", "mc-2": "Answer: B", "oe-1": "Rest."}))
+
+
+def test_a_file_cut_inside_a_string_ends_early_inside_its_row(test_set):
+    cut = ONE_LINE_FILE[: ONE_LINE_FILE.index(b"Answer: B") + 3]
+
+    assert problems(cut, test_set) == [
+        f"row 1: the file ends early, at byte 61, inside this row (after 1 complete row): {CUT}"
+    ]
+
+
+def test_a_file_cut_between_rows_ends_early_after_its_complete_rows(test_set):
+    cut = ONE_LINE_FILE[: ONE_LINE_FILE.index(b'{"id": "oe-1"')]
+
+    assert problems(cut, test_set) == [
+        f"the file ends early, at byte 71, after 2 complete rows (the list is never closed): {CUT}"
     ]
 
 

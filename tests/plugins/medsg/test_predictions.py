@@ -142,7 +142,32 @@ def test_a_too_long_prediction(test_set):
     ]
 
 
-def test_invalid_json_names_line_and_column(test_set):
+CUT = "it looks cut off (an interrupted upload or copy); upload the whole file"
+
+
+def one_line_file(test_set) -> bytes:
+    return json.dumps(rows_for(test_set, ["a", [1, 2, 3, 4], "no box here"])).encode()
+
+
+def test_a_file_cut_inside_a_box_ends_early_inside_its_row(test_set):
+    data = one_line_file(test_set)
+    cut = data[: data.index(b"[1, 2") + 5]  # ... "prediction": [1, 2
+
+    assert messages(cut, test_set) == [
+        f"row 1: the file ends early, at byte 104, inside this row (after 1 complete row): {CUT}"
+    ]
+
+
+def test_a_file_cut_between_rows_ends_early_after_its_complete_rows(test_set):
+    data = one_line_file(test_set)
+    cut = data[: data.index(b'{"index": 2')]  # ..., "prediction": [1, 2, 3, 4]},
+
+    assert messages(cut, test_set) == [
+        f"the file ends early, at byte 114, after 2 complete rows (the list is never closed): {CUT}"
+    ]
+
+
+def test_invalid_json_names_line_column_byte_and_row(test_set):
     assert messages(b'[{"index": 0,\n "task": }]', test_set) == [
-        "not valid JSON: Expecting value at line 2, column 10"
+        "row 0: not valid JSON: Expecting value at line 2, column 10, byte 24"
     ]
