@@ -390,7 +390,11 @@ def rejection(content):
         ),
         (
             lambda rows: json.dumps(rows[:2]).encode(),
-            "expected 5 rows, one per test sample in test-set order, got 2",
+            # The first row the file lacks, 1-based with the test set's id there.
+            "row 3 (id '{ids[2]}'): expected 5 rows, one per test sample in test-set order, got "
+            "2: the 2 rows match the test set's first 2 samples, so the 3 missing rows are at "
+            "the end: the file has no row for this sample, id '{ids[2]}' (qa_type "
+            "'next_action') or the 2 after it",
         ),
         (
             lambda rows: json.dumps([*rows[:1], {**rows[1], "qa_type": "tal"}, *rows[2:]]).encode(),

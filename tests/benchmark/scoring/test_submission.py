@@ -99,11 +99,51 @@ def test_top_level_object_is_refused_as_a_merged_file(test_set):
     assert "merged results file" in message
 
 
-def test_wrong_row_count(test_set):
-    rows = rows_for(test_set, ["a", "b", "c"])[:2]
-    assert "expected 3 rows, one per test sample in test-set order, got 2" in rejected(
-        rows, test_set
-    )
+def test_a_row_removed_in_the_middle_is_named_by_the_first_row_out_of_place(test_set):
+    rows = rows_for(test_set, ["0-1", "tying", "Two structures: 1"])
+    del rows[1]
+
+    assert problems(json.dumps(rows).encode(), test_set) == [
+        (
+            1,
+            "",
+            "expected 3 rows, one per test sample in test-set order, got 2: this row holds id "
+            "'v2&&0&&300&&1.0' (qa_type 'cvs_assessment'), where the test set has id "
+            "'v1&&0&&300&&1.0' (qa_type 'next_action'); a row is missing before it: the file "
+            "has no row for this sample, and from this row on every row matches the test set "
+            "one place early",
+        )
+    ]
+
+
+def test_a_duplicated_row_is_named_as_an_extra_copy(test_set):
+    rows = rows_for(test_set, ["0-1", "tying", "Two structures: 1"])
+    rows.insert(1, dict(rows[0]))
+
+    assert problems(json.dumps(rows).encode(), test_set) == [
+        (
+            1,
+            "",
+            "expected 3 rows, one per test sample in test-set order, got 4: this row holds id "
+            "'v1&&0&&300&&1.0' (qa_type 'tal'), where the test set has id 'v1&&0&&300&&1.0' "
+            "(qa_type 'next_action'); it is an extra row, a copy of the row before it: remove "
+            "it and every later row lines up with the test set",
+        )
+    ]
+
+
+def test_rows_missing_at_the_end_are_named_from_the_first_the_file_lacks(test_set):
+    rows = rows_for(test_set, ["0-1", "tying", "Two structures: 1"])[:1]
+
+    assert problems(rows, test_set) == [
+        (
+            1,
+            "",
+            "expected 3 rows, one per test sample in test-set order, got 1: the row matches the "
+            "test set's first sample, so the 2 missing rows are at the end: the file has no row "
+            "for this sample, id 'v1&&0&&300&&1.0' (qa_type 'next_action') or the 1 after it",
+        )
+    ]
 
 
 def test_row_that_is_not_an_object(test_set):

@@ -36,10 +36,37 @@ def test_a_well_formed_file_loads_texts_and_boxes(test_set):
     )
 
 
-def test_wrong_length(test_set):
+def test_a_row_removed_in_the_middle_is_named_by_the_first_row_out_of_place(test_set):
+    rows = rows_for(test_set, ["a", "b", "c"])
+    del rows[1]
+
+    assert messages(json.dumps(rows).encode(), test_set) == [
+        "row 1: expected 3 rows, one per test item in test-set order, got 2: this row holds "
+        "index 2 (task 'multi_view'), where the test set has index 1 (task 'patch'); a row is "
+        "missing before it: the file has no row for this item, and from this row on every row "
+        "matches the test set one place early"
+    ]
+
+
+def test_a_duplicated_row_is_named_as_an_extra_copy(test_set):
+    rows = rows_for(test_set, ["a", "b", "c"])
+    rows.insert(2, dict(rows[1]))
+
+    assert messages(json.dumps(rows).encode(), test_set) == [
+        "row 2: expected 3 rows, one per test item in test-set order, got 4: this row holds "
+        "index 1 (task 'patch'), where the test set has index 2 (task 'multi_view'); it is an "
+        "extra row, a copy of the row before it: remove it and every later row lines up with "
+        "the test set"
+    ]
+
+
+def test_rows_missing_at_the_end_are_named_from_the_first_the_file_lacks(test_set):
     rows = rows_for(test_set, ["a", "b", "c"])[:2]
+
     assert messages(rows, test_set) == [
-        "expected 3 rows, one per test item in test-set order, got 2"
+        "row 2: expected 3 rows, one per test item in test-set order, got 2: the 2 rows match "
+        "the test set's first 2 items, so the missing row is at the end: the file has no row "
+        "for this item, index 2 (task 'multi_view')"
     ]
 
 

@@ -285,20 +285,65 @@ CASES: list[BadInput] = [
         raw(b"[]"),
         whole_file("expected 5 rows, one per test sample in test-set order, got 0"),
     ),
+    # A file with rows missing or extra names the first row that no longer lines up with the
+    # test set, and what the test set holds there.
     file_case(
-        "a-row-missing",
+        "the-last-row-missing",
         with_rows(lambda rows: rows.pop()),
-        whole_file("expected 5 rows, one per test sample in test-set order, got 4"),
+        at(
+            4,
+            "",
+            "expected 5 rows, one per test sample in test-set order, got 4: the 4 rows match "
+            "the test set's first 4 samples, so the missing row is at the end: the file has no "
+            "row for this sample, id '{id4}' (qa_type 'video_summary_gpt')",
+        ),
     ),
     file_case(
-        "a-row-too-many",
+        "a-row-missing-in-the-middle",
+        with_rows(lambda rows: rows.pop(2)),
+        at(
+            2,
+            "",
+            "expected 5 rows, one per test sample in test-set order, got 4: this row holds id "
+            "'{id3}' (qa_type 'cvs_assessment'), where the test set has id '{id2}' (qa_type "
+            "'next_action'); a row is missing before it: the file has no row for this sample, "
+            "and from this row on every row matches the test set one place early",
+        ),
+    ),
+    file_case(
+        "a-row-duplicated",
+        with_rows(lambda rows: rows.insert(2, dict(rows[1]))),
+        at(
+            2,
+            "",
+            "expected 5 rows, one per test sample in test-set order, got 6: this row holds id "
+            "'{id1}' (qa_type 'stg'), where the test set has id '{id2}' (qa_type "
+            "'next_action'); it is an extra row, a copy of the row before it: remove it and "
+            "every later row lines up with the test set",
+        ),
+    ),
+    file_case(
+        "a-row-too-many-at-the-end",
         with_rows(lambda rows: rows.append(dict(rows[-1]))),
-        whole_file("expected 5 rows, one per test sample in test-set order, got 6"),
+        at(
+            5,
+            "",
+            "expected 5 rows, one per test sample in test-set order, got 6: the first 5 rows "
+            "match every sample of the test set, so the extra row is at the end, a copy of the "
+            "row before it: remove this row",
+        ),
     ),
     file_case(
         "list-of-lists",
         lambda rows: json.dumps([rows]).encode(),
-        whole_file("expected 5 rows, one per test sample in test-set order, got 1"),
+        at(
+            0,
+            "",
+            "expected 5 rows, one per test sample in test-set order, got 1: this row is a list "
+            "of 5, not an object {id, qa_type, prediction}, where the test set has id '{id0}' "
+            "(qa_type 'tal'); 4 rows are missing or the rows are out of order (the later rows "
+            "do not all line up either)",
+        ),
     ),
     file_case("row-is-a-string", replacing_row(2, "tying"), at(2, "", NOT_AN_OBJECT)),
     file_case("row-is-null", replacing_row(2, None), at(2, "", NOT_AN_OBJECT)),
