@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from benchmark.scoring import strict_json
 from benchmark.scoring.errors import Problem, ScoringInputError
+from benchmark.scoring.json_file import ends_early
 from benchmark.scoring.ratings import Battle, battle_problem, field_problem
 
 FIELDS = ("model_a", "model_b", "winner")
@@ -48,7 +49,11 @@ def _kind(value: object) -> str:
     return f"a number ({value})"
 
 
-def _line_problems(number: int, line: str) -> tuple[Battle | None, list[LineProblem]]:
+def _line_problems(
+    number: int, line: str, *, file_size: int | None = None
+) -> tuple[Battle | None, list[LineProblem]]:
+    """The line's battle, or its problems. `file_size` is given for the file's last line,
+    which may be cut off."""
     # The parser recurses once per level: a line of 100,000 "[" would exhaust the stack.
     if line.count("[") + line.count("{") > strict_json.MAX_JSON_DEPTH and (
         strict_json.nesting_problem(line.encode("utf-8", "surrogatepass"))
@@ -61,6 +66,12 @@ def _line_problems(number: int, line: str) -> tuple[Battle | None, list[LineProb
     try:
         row = strict_json.loads(line)
     except json.JSONDecodeError as failure:
+        if file_size is not None and ends_early(failure, line):
+            message = (
+                f"the file ends early, at byte {file_size:,}, inside this line: it looks cut "
+                "off (an interrupted upload or copy); upload the whole file"
+            )
+            return None, [LineProblem(message, number)]
         what = failure.msg.removesuffix(" at")
         return None, [LineProblem(f"not valid JSON: {what} at column {failure.colno}", number)]
     if not isinstance(row, dict):
@@ -113,11 +124,15 @@ def read_battles(data: bytes) -> list[Battle]:
     problems: list[Problem] = []
     # Lines end at "\n" only (a "\r" before it is dropped): JSON strings may hold U+2028 and
     # other characters `str.splitlines` would split on.
-    for number, line in enumerate(text.split("\n"), start=1):
+    lines = text.split("\n")
+    last = max((number for number, line in enumerate(lines, start=1) if line.strip()), default=0)
+    for number, line in enumerate(lines, start=1):
         line = line.removesuffix("\r")
         if not line.strip():
             continue
-        battle, found = _line_problems(number, line)
+        battle, found = _line_problems(
+            number, line, file_size=len(data) if number == last else None
+        )
         problems.extend(found)
         if battle is not None:
             battles.append(battle)

@@ -2,19 +2,25 @@
 UTF-8 only (one byte-order mark tolerated), nesting bounded before parsing, then
 `strict_json.loads`, so NaN, Infinity, overflowing numbers and repeated keys arrive as markers
 the row checks name; every refusal is the caller's error type (`GroundTruthError`,
-`PredictionsError`) with the same words.
+`PredictionsError`) with the same words. A file that is not JSON is named by the byte where the
+parser stopped and the row that byte falls in (`syntax_problem`); one that stops in the middle
+of a value, as an interrupted upload or copy leaves it, is said to be cut off.
 
 Plain Python, no Django.
 """
 
 from __future__ import annotations
 
+import codecs
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 from benchmark.scoring import strict_json
 from benchmark.scoring.errors import Problem, ScoringInputError
+
+_WHITESPACE = re.compile(r"[ \t\n\r]*")  # JSON's whitespace (RFC 8259, 2)
 
 _BYTE_ORDER_MARKS = (
     (b"\xff\xfe\x00\x00", "UTF-32"),
@@ -48,17 +54,104 @@ def read_json(
     try:
         return strict_json.loads(text), raw
     except json.JSONDecodeError as failure:
-        hint = " (the file is empty)" if not text.strip() else ""
-        if failure.msg == "Extra data":
-            hint = " (a file holds one JSON list; JSON Lines, one object per line, is not read)"
+        raise error([syntax_problem(failure, text, raw)]) from None
+
+
+def syntax_problem(failure: json.JSONDecodeError, text: str, raw: bytes) -> Problem:
+    """What `failure` (the parser's error on `text`, the UTF-8 decoding of `raw`) means, in
+    words. A file that stops inside a value or before its list is closed "ends early" and
+    looks cut off: the message gives its size and how many rows were complete, and carries
+    the row it stops in. Any other error gives the byte where the parser stopped (line and
+    column too when the file has several lines: a predictions file is often one line of a
+    megabyte, where a column says nothing) and carries the row that byte falls in, or says
+    how many rows came before it when it falls between two."""
+    if not text.strip():
         what = failure.msg.removesuffix(" at")
-        raise error(
-            [
-                Problem(
-                    f"not valid JSON: {what} at line {failure.lineno}, column {failure.colno}{hint}"
-                )
-            ]
-        ) from None
+        return Problem(
+            f"not valid JSON: {what} at line {failure.lineno}, column {failure.colno} "
+            "(the file is empty)"
+        )
+    place = _place_in_list(text, failure.pos)
+    if ends_early(failure, text):
+        cut = "it looks cut off (an interrupted upload or copy); upload the whole file"
+        if place is None:
+            return Problem(f"the file ends early, at byte {len(raw):,}: {cut}")
+        complete, inside = place
+        if inside:
+            where = (
+                f"inside this row (after {_rows(complete)})" if complete else "inside the first row"
+            )
+            return Problem(
+                f"the file ends early, at byte {len(raw):,}, {where}: {cut}", row=complete
+            )
+        where = f"after {_rows(complete)}" if complete else "before the first row"
+        return Problem(
+            f"the file ends early, at byte {len(raw):,}, {where} (the list is never closed): {cut}"
+        )
+    # The parser counts characters from after the byte-order mark; a message counts bytes,
+    # from 1 (the file's size is its last byte).
+    mark = len(codecs.BOM_UTF8) if raw.startswith(codecs.BOM_UTF8) else 0
+    byte = mark + len(text[: failure.pos].encode("utf-8")) + 1
+    where = f"byte {byte:,}"
+    if "\n" in text.rstrip():
+        where = f"line {failure.lineno:,}, column {failure.colno:,}, {where}"
+    message = f"not valid JSON: {failure.msg.removesuffix(' at')} at {where}"
+    if failure.msg == "Extra data":
+        message += " (a file holds one JSON list; JSON Lines, one object per line, is not read)"
+    if place is None:
+        return Problem(message)
+    complete, inside = place
+    if inside:
+        return Problem(message, row=complete)
+    return Problem(f"{message}, after {_rows(complete)}")
+
+
+def ends_early(failure: json.JSONDecodeError, text: str) -> bool:
+    """Whether the parser ran out of text: it stopped at the end (trailing whitespace aside),
+    or inside a string that never closes, unless the file ends as a list or object does (then
+    a quote is more likely escaped, `"...\\"]`, than the file cut off)."""
+    end = text.rstrip(" \t\n\r")  # JSON's whitespace (RFC 8259, 2)
+    if failure.pos >= len(end):
+        return True
+    return failure.msg.startswith("Unterminated string") and not end.endswith(("]", "}"))
+
+
+def _place_in_list(text: str, position: int) -> tuple[int, bool] | None:
+    """Where `position` falls in a file whose top-level value is a list: (how many rows are
+    complete before it, whether it falls inside the next row rather than between two rows).
+    None when the file is not a list, or when `position` is past the list's end. One linear
+    pass over the rows (`raw_decode`, each row once), run only on a refused file."""
+    decoder = json.JSONDecoder()
+    index = _skip_whitespace(text, 0)
+    if not text.startswith("[", index):
+        return None
+    index = _skip_whitespace(text, index + 1)
+    complete = 0
+    while index <= position and index < len(text):
+        if text[index] == "]":
+            return None
+        try:
+            _, end = decoder.raw_decode(text, index)
+        except json.JSONDecodeError:
+            return complete, True
+        if end > position:
+            return complete, True
+        complete += 1
+        index = _skip_whitespace(text, end)
+        if not text.startswith(",", index):
+            if text.startswith("]", index) and index < position:
+                return None
+            break
+        index = _skip_whitespace(text, index + 1)
+    return complete, False
+
+
+def _skip_whitespace(text: str, index: int) -> int:
+    return _WHITESPACE.match(text, index).end()  # type: ignore[union-attr]: `*` always matches
+
+
+def _rows(count: int) -> str:
+    return f"{count:,} complete row{'' if count == 1 else 's'}"
 
 
 def _utf8_text(raw: bytes, error: type[ScoringInputError]) -> str:

@@ -72,13 +72,32 @@ def test_a_misaligned_file_is_refused_with_its_rows_and_nothing_is_stored(
     assert not Submission.objects.exists()
 
 
-def test_bad_json_is_a_file_level_problem(benchmark):
-    response = submit(token_client(UserFactory()), benchmark, b"[{")
+def test_bad_json_outside_any_row_is_a_file_level_problem(benchmark):
+    response = submit(token_client(UserFactory()), benchmark, b"{oops}")
 
     assert response.status_code == 400
-    problem = response.json()["problems"][0]
-    assert problem["row"] is None
-    assert problem["message"].startswith("not valid JSON")
+    assert response.json()["problems"] == [
+        {
+            "row": None,
+            "field": "",
+            "message": "not valid JSON: Expecting property name enclosed in double quotes at "
+            "byte 2",
+        }
+    ]
+
+
+def test_a_cut_off_file_names_the_row_it_stops_in_0_based(benchmark):
+    response = submit(token_client(UserFactory()), benchmark, b'[{"id": "x", "qa_type": "t')
+
+    assert response.status_code == 400
+    assert response.json()["problems"] == [
+        {
+            "row": 0,
+            "field": "",
+            "message": "the file ends early, at byte 26, inside the first row: it looks cut "
+            "off (an interrupted upload or copy); upload the whole file",
+        }
+    ]
 
 
 def test_missing_fields_are_listed_per_field(benchmark, perfect_predictions):

@@ -128,7 +128,11 @@ def test_the_default_format_is_a_readable_table(three_of_four):
 
 
 BAD_FILES = {
-    "bad JSON": (['{"model_a": "A", "model_b": "B"'], "line 1: not valid JSON: Expecting"),
+    "bad JSON": (['{"model_a": "A" "model_b": "B"}'], "line 1: not valid JSON: Expecting"),
+    "cut off": (
+        ['{"model_a": "A", "model_b": "B"'],
+        "line 1: the file ends early, at byte 32, inside this line: it looks cut off",
+    ),
     "missing key": (
         [battle("A", "B", "tie"), {"model_a": "A", "winner": "tie"}],
         "line 2, field 'model_b': missing",

@@ -243,8 +243,8 @@ def test_a_file_that_is_not_json_is_rejected(benchmark, testset_dir, tmp_path):
 
     assert str(raised.value) == (
         "The ground-truth file was rejected (1 problem(s)):\n"
-        "  - not valid JSON: Expecting property name enclosed in double quotes: "
-        "line 1 column 3 (char 2)"
+        "  - row 0: the file ends early, at byte 2, inside the first row: it looks cut off "
+        "(an interrupted upload or copy); upload the whole file"
     )
     assert TestSet.objects.count() == 0
 

@@ -92,7 +92,7 @@ def test_a_bad_file_exits_non_zero_without_a_traceback(files, tmp_path):
     )
     assert completed.returncode == 1
     assert "The predictions file was rejected (1 problem(s)):" in completed.stderr
-    assert "not valid JSON: Expecting property name enclosed in double quotes" in completed.stderr
+    assert "row 0: the file ends early, at byte 2, inside the first row" in completed.stderr
     assert "Traceback" not in completed.stderr
 
 

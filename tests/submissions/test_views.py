@@ -388,11 +388,17 @@ def rejection(content):
     [
         (
             lambda rows: b"[{",
-            "not valid JSON: Expecting property name enclosed in double quotes at line 1, column 3",
+            # The row the file stops in, 1-based with the test set's id there.
+            "row 1 (id '{ids[0]}'): the file ends early, at byte 2, inside the first row: it "
+            "looks cut off (an interrupted upload or copy); upload the whole file",
         ),
         (
             lambda rows: json.dumps(rows[:2]).encode(),
-            "expected 5 rows, one per test sample in test-set order, got 2",
+            # The first row the file lacks, 1-based with the test set's id there.
+            "row 3 (id '{ids[2]}'): expected 5 rows, one per test sample in test-set order, got "
+            "2: the 2 rows match the test set's first 2 samples, so the 3 missing rows are at "
+            "the end: the file has no row for this sample, id '{ids[2]}' (qa_type "
+            "'next_action') or the 2 after it",
         ),
         (
             lambda rows: json.dumps([*rows[:1], {**rows[1], "qa_type": "tal"}, *rows[2:]]).encode(),

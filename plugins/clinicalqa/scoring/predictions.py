@@ -77,10 +77,12 @@ def load_predictions(
         identifier = row.get("id") if isinstance(row, dict) else None
         if isinstance(identifier, str) and identifier in test_set.positions:
             if identifier in row_of:
+                earlier = row_of[identifier]
                 row_problems.append(
                     Problem(
-                        f"the id {identifier!r} was answered in row {row_of[identifier]} "
-                        "already; every id appears exactly once",
+                        f"the id {identifier!r} was answered in row {earlier + 1:,} (0-based "
+                        f"{earlier:,}) already; every id appears exactly once, so remove one "
+                        "of the two rows",
                         position,
                         "id",
                     )
@@ -94,12 +96,18 @@ def load_predictions(
     if missing:
         shown = ", ".join(repr(identifier) for identifier in missing[:MISSING_IDS_SHOWN])
         more = len(missing) - MISSING_IDS_SHOWN
+        rows_held = (
+            f" (the file has {len(rows):,} row{'' if len(rows) == 1 else 's'})"
+            if len(rows) != len(test_set)
+            else ""
+        )
         add(
             [
                 Problem(
-                    f"no row answers {len(missing):,} of the {len(test_set):,} test items: "
-                    f"{shown}{f' and {more:,} more' if more > 0 else ''}; the file needs one "
-                    "row per test item, every id exactly once (an empty answer is allowed)"
+                    f"no row answers {len(missing):,} of the {len(test_set):,} test items"
+                    f"{rows_held}: {shown}{f' and {more:,} more' if more > 0 else ''}; the file "
+                    "needs one row per test item, every id exactly once (an empty answer is "
+                    "allowed)"
                 )
             ]
         )

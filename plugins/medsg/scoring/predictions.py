@@ -20,6 +20,7 @@ from typing import Any
 
 from benchmark.scoring.errors import MAX_LISTED_PROBLEMS, PredictionsError, Problem
 from benchmark.scoring.json_file import describe, field_name, first_rejected, read_json
+from benchmark.scoring.row_count import row_count_problem
 from benchmark.scoring.strict_json import Rejected, printable, text_problem
 
 from .boxes import list_box_problem
@@ -58,16 +59,8 @@ def load_predictions(
                 )
             ]
         )
-    expected = len(test_set)
-    if len(rows) != expected:
-        raise PredictionsError(
-            [
-                Problem(
-                    f"expected {expected} rows, one per test item in test-set order, "
-                    f"got {len(rows)}"
-                )
-            ]
-        )
+    if len(rows) != len(test_set):
+        raise PredictionsError([_row_count_problem(rows, test_set)])
     problems: list[Problem] = []
     total = 0
     misplaced = 0
@@ -184,6 +177,53 @@ def _field_problem(name: str, value: Any, max_prediction_chars: int | None) -> s
             return f"a box holds 4 finite numbers, but it holds {rejected.describe()}"
         return list_box_problem(value)
     return f"expected a text answer or a box [x1, y1, x2, y2] of 4 numbers, got {describe(value)}"
+
+
+def _row_count_problem(rows: list[Any], test_set: MedSGTestSet) -> Problem:
+    """A file with more or fewer rows than the test set: the first row whose index or task is
+    not the test set's at its position, and whether a row is missing or extra there."""
+    items = test_set.items
+
+    def row_holds(position: int) -> str:
+        row = rows[position]
+        if not isinstance(row, dict):
+            return f"is {describe(row)}, not an object {{index, task, prediction}}"
+        return f"holds {_field_value(row, 'index')} ({_field_value(row, 'task')})"
+
+    def test_set_holds(position: int) -> str:
+        return f"index {position} (task {printable(items[position].task)})"
+
+    return row_count_problem(
+        [_key(row) for row in rows],
+        [(position, item.task) for position, item in enumerate(items)],
+        head=(
+            f"expected {len(items):,} rows, one per test item in test-set order, got {len(rows):,}"
+        ),
+        row_holds=row_holds,
+        test_set_holds=test_set_holds,
+        noun="item",
+    )
+
+
+def _field_value(row: dict[str, Any], name: str) -> str:
+    if name not in row:
+        return f"no {name}"
+    value = row[name]
+    if isinstance(value, str):
+        return f"{name} {printable(value)}"
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"{name} {value}"
+    return f"{name} {describe(value)}"
+
+
+def _key(row: Any) -> tuple[int, str] | None:
+    """A row's (index, task), which place it in the test set; None when either is unreadable."""
+    if not isinstance(row, dict):
+        return None
+    index, task = row.get("index"), row.get("task")
+    if isinstance(index, bool) or not isinstance(index, int) or not isinstance(task, str):
+        return None
+    return index, task
 
 
 def _is_reordered(rows: list[Any]) -> bool:

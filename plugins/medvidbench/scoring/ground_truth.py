@@ -18,6 +18,7 @@ from typing import Any
 
 from benchmark.scoring.collector import collector_paused
 from benchmark.scoring.errors import GroundTruthError, Problem
+from benchmark.scoring.json_file import syntax_problem
 
 from .parsers import CVS_COMPONENTS, has_skill_score, parse_cvs, parse_skill_aspects
 from .tasks import Task, route_qa_type
@@ -128,9 +129,13 @@ def _load_ground_truth(source: bytes | str | Path | list[Any]) -> TestSet:
         raw = source
     if raw is not None:
         try:
-            records = json.loads(raw.decode("utf-8-sig"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as error:
+            text = raw.decode("utf-8-sig")
+        except UnicodeDecodeError as error:
             raise GroundTruthError([Problem(f"not valid JSON: {error}")]) from None
+        try:
+            records = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise GroundTruthError([syntax_problem(error, text, raw)]) from None
         checksum = hashlib.sha256(raw).hexdigest()
     else:
         records = source

@@ -24,7 +24,8 @@ from typing import Any
 
 from benchmark.scoring import strict_json
 from benchmark.scoring.errors import MAX_LISTED_PROBLEMS, PredictionsError, Problem
-from benchmark.scoring.json_file import field_name, first_rejected, read_json
+from benchmark.scoring.json_file import describe, field_name, first_rejected, read_json
+from benchmark.scoring.row_count import row_count_problem
 from benchmark.scoring.strict_json import Rejected, printable
 
 from .ground_truth import TestSet
@@ -56,16 +57,8 @@ def load_predictions(
     clean = _clean_predictions(rows, test_set, max_prediction_chars)
     if clean is not None:
         return clean
-    expected = len(test_set)
-    if len(rows) != expected:
-        raise PredictionsError(
-            [
-                Problem(
-                    f"expected {expected} rows, one per test sample in test-set order, "
-                    f"got {len(rows)}"
-                )
-            ]
-        )
+    if len(rows) != len(test_set):
+        raise PredictionsError([_row_count_problem(rows, test_set)])
     problems: list[Problem] = []
     total = 0
     misaligned = 0
@@ -227,14 +220,51 @@ def _check_row(
     return problems
 
 
-def _is_reordered(rows: list[Any], test_set: TestSet) -> bool:
-    def key(row: Any) -> tuple[str, str] | None:
-        if isinstance(row, dict) and isinstance(row.get("id"), str):
-            qa_type = row.get("qa_type")
-            return (row["id"], qa_type) if isinstance(qa_type, str) else None
-        return None
+def _row_count_problem(rows: list[Any], test_set: TestSet) -> Problem:
+    """A file with more or fewer rows than the test set: the first row whose id or qa_type is
+    not the test set's at its position, and whether a row is missing or extra there."""
+    samples = test_set.samples
 
-    submitted = Counter(key(row) for row in rows)
+    def row_holds(position: int) -> str:
+        row = rows[position]
+        if not isinstance(row, dict):
+            return f"is {describe(row)}, not an object {{id, qa_type, prediction}}"
+        return f"holds {_field_value(row, 'id')} ({_field_value(row, 'qa_type')})"
+
+    def test_set_holds(position: int) -> str:
+        sample = samples[position]
+        return f"id {printable(sample.id)} (qa_type {printable(sample.qa_type)})"
+
+    return row_count_problem(
+        [_key(row) for row in rows],
+        [(sample.id, sample.qa_type) for sample in samples],
+        head=(
+            f"expected {len(samples):,} rows, one per test sample in test-set order, "
+            f"got {len(rows):,}"
+        ),
+        row_holds=row_holds,
+        test_set_holds=test_set_holds,
+        noun="sample",
+    )
+
+
+def _field_value(row: dict[str, Any], name: str) -> str:
+    if name not in row:
+        return f"no {name}"
+    value = row[name]
+    return f"{name} {printable(value) if isinstance(value, str) else describe(value)}"
+
+
+def _key(row: Any) -> tuple[str, str] | None:
+    """A row's (id, qa_type), which place it in the test set; None when either is not text."""
+    if isinstance(row, dict) and isinstance(row.get("id"), str):
+        qa_type = row.get("qa_type")
+        return (row["id"], qa_type) if isinstance(qa_type, str) else None
+    return None
+
+
+def _is_reordered(rows: list[Any], test_set: TestSet) -> bool:
+    submitted = Counter(_key(row) for row in rows)
     expected = Counter((sample.id, sample.qa_type) for sample in test_set.samples)
     return submitted == expected
 

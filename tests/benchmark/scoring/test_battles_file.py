@@ -79,6 +79,21 @@ def test_each_bad_line_is_named_with_its_field_and_what_was_expected():
     ]
 
 
+def test_a_file_whose_last_line_is_cut_off_says_so_and_other_lines_keep_their_column():
+    data = lines(
+        {"model_a": "a", "model_b": "b", "winner": "tie"},
+        '{"model_a": "a", "model_b": "b" "winner": "tie"}',
+        {"model_a": "a", "model_b": "b", "winner": "tie"},
+        '{"model_a": "a", "model_b": "b", "win',
+    )
+
+    assert problems(data) == [
+        "line 2: not valid JSON: Expecting ',' delimiter at column 33",
+        "line 4: the file ends early, at byte 186, inside this line: it looks cut off (an "
+        "interrupted upload or copy); upload the whole file",
+    ]
+
+
 def test_the_message_lists_ten_problems_and_counts_the_rest():
     data = lines(*[{"model_a": "a", "model_b": "b", "winner": "x"}] * 25)
 

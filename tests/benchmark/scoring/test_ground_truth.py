@@ -94,7 +94,18 @@ def broken(**changes):
 
 
 def test_not_json():
-    assert "not valid JSON" in rejected(b"[{")
+    assert rejected(b'[{"id": 1} {"id": 2}]') == (
+        "The ground-truth file was rejected (1 problem(s)):\n"
+        "  - not valid JSON: Expecting ',' delimiter at byte 12, after 1 complete row"
+    )
+
+
+def test_a_cut_off_file_is_named_as_such():
+    assert rejected(b"[{") == (
+        "The ground-truth file was rejected (1 problem(s)):\n"
+        "  - row 0: the file ends early, at byte 2, inside the first row: it looks cut off "
+        "(an interrupted upload or copy); upload the whole file"
+    )
 
 
 def test_not_a_list():

@@ -35,9 +35,54 @@ def test_a_well_formed_file_loads_in_test_set_order(test_set):
     ]
 
 
-def test_invalid_json_names_line_and_column(test_set):
-    message = rejected(b'[{"id": "x",\n "qa_type": }]', test_set)
-    assert "not valid JSON: Expecting value at line 2, column 13" in message
+def test_invalid_json_names_line_column_byte_and_row(test_set):
+    assert rejected(b'[{"id": "x",\n "qa_type": }]', test_set) == (
+        "The predictions file was rejected (1 problem(s)):\n"
+        "  - row 0: not valid JSON: Expecting value at line 2, column 13, byte 26"
+    )
+
+
+CUT = "it looks cut off (an interrupted upload or copy); upload the whole file"
+
+
+def problems(source, test_set) -> list[tuple[int | None, str, str]]:
+    """Each problem as (row, field, message): the row 0-based, as the API gives it."""
+    with pytest.raises(PredictionsError) as caught:
+        load_predictions(source, test_set)
+    return [(problem.row, problem.field, problem.message) for problem in caught.value.problems]
+
+
+def one_line_file(test_set) -> bytes:
+    return json.dumps(rows_for(test_set, ["0-1", "tying", "Two structures: 1"])).encode()
+
+
+def test_a_file_cut_inside_a_string_ends_early_inside_its_row(test_set):
+    data = one_line_file(test_set)
+    cut = data[: data.index(b'"tying"') + 3]  # ... "prediction": "ty
+
+    assert problems(cut, test_set) == [
+        (1, "", f"the file ends early, at byte 136, inside this row (after 1 complete row): {CUT}")
+    ]
+
+
+def test_a_file_cut_between_rows_ends_early_after_its_complete_rows(test_set):
+    data = one_line_file(test_set)
+    cut = data[: data.index(b'{"id": "v2')]  # ..., "prediction": "tying"},
+
+    assert problems(cut, test_set) == [
+        (
+            None,
+            "",
+            "the file ends early, at byte 143, after 2 complete rows (the list is never "
+            f"closed): {CUT}",
+        )
+    ]
+
+
+def test_a_syntax_error_in_a_one_line_file_names_its_byte_and_row(test_set):
+    data = one_line_file(test_set).replace(b'"prediction": "tying"', b'"prediction": tying"')
+
+    assert problems(data, test_set) == [(1, "", "not valid JSON: Expecting value at byte 134")]
 
 
 def test_empty_file(test_set):
@@ -54,11 +99,51 @@ def test_top_level_object_is_refused_as_a_merged_file(test_set):
     assert "merged results file" in message
 
 
-def test_wrong_row_count(test_set):
-    rows = rows_for(test_set, ["a", "b", "c"])[:2]
-    assert "expected 3 rows, one per test sample in test-set order, got 2" in rejected(
-        rows, test_set
-    )
+def test_a_row_removed_in_the_middle_is_named_by_the_first_row_out_of_place(test_set):
+    rows = rows_for(test_set, ["0-1", "tying", "Two structures: 1"])
+    del rows[1]
+
+    assert problems(json.dumps(rows).encode(), test_set) == [
+        (
+            1,
+            "",
+            "expected 3 rows, one per test sample in test-set order, got 2: this row holds id "
+            "'v2&&0&&300&&1.0' (qa_type 'cvs_assessment'), where the test set has id "
+            "'v1&&0&&300&&1.0' (qa_type 'next_action'); a row is missing before it: the file "
+            "has no row for this sample, and from this row on every row matches the test set "
+            "one place early",
+        )
+    ]
+
+
+def test_a_duplicated_row_is_named_as_an_extra_copy(test_set):
+    rows = rows_for(test_set, ["0-1", "tying", "Two structures: 1"])
+    rows.insert(1, dict(rows[0]))
+
+    assert problems(json.dumps(rows).encode(), test_set) == [
+        (
+            1,
+            "",
+            "expected 3 rows, one per test sample in test-set order, got 4: this row holds id "
+            "'v1&&0&&300&&1.0' (qa_type 'tal'), where the test set has id 'v1&&0&&300&&1.0' "
+            "(qa_type 'next_action'); it is an extra row, a copy of the row before it: remove "
+            "it and every later row lines up with the test set",
+        )
+    ]
+
+
+def test_rows_missing_at_the_end_are_named_from_the_first_the_file_lacks(test_set):
+    rows = rows_for(test_set, ["0-1", "tying", "Two structures: 1"])[:1]
+
+    assert problems(rows, test_set) == [
+        (
+            1,
+            "",
+            "expected 3 rows, one per test sample in test-set order, got 1: the row matches the "
+            "test set's first sample, so the 2 missing rows are at the end: the file has no row "
+            "for this sample, id 'v1&&0&&300&&1.0' (qa_type 'next_action') or the 1 after it",
+        )
+    ]
 
 
 def test_row_that_is_not_an_object(test_set):

@@ -133,8 +133,8 @@ def test_a_bad_file_is_refused_on_the_form_and_nothing_is_stored(
         "answer (Podium never accepts test-set content from a submitter); remove it (the row "
         "of id 'mc-006')",
         "row 8, field 'id': no test item has the id 'mc-999'",
-        "no row answers 2 of the 56 test items: 'mc-008', 'oe-016'; the file needs one row per "
-        "test item, every id exactly once (an empty answer is allowed)",
+        "no row answers 2 of the 56 test items (the file has 55 rows): 'mc-008', 'oe-016'; the "
+        "file needs one row per test item, every id exactly once (an empty answer is allowed)",
     ]
 
 

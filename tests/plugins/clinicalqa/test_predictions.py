@@ -33,23 +33,70 @@ def test_file_level_problems(test_set):
         "an object"
     ]
     assert problems(b"[1, 2", test_set) == [
-        "not valid JSON: Expecting ',' delimiter at line 1, column 6"
+        "the file ends early, at byte 5, after 2 complete rows (the list is never closed): it "
+        "looks cut off (an interrupted upload or copy); upload the whole file"
+    ]
+
+
+CUT = "it looks cut off (an interrupted upload or copy); upload the whole file"
+ONE_LINE_FILE = as_bytes(rows_for({"mc-1": "A", "mc-2": "Answer: B", "oe-1": "Rest."}))
+
+
+def test_a_file_cut_inside_a_string_ends_early_inside_its_row(test_set):
+    cut = ONE_LINE_FILE[: ONE_LINE_FILE.index(b"Answer: B") + 3]
+
+    assert problems(cut, test_set) == [
+        f"row 1: the file ends early, at byte 61, inside this row (after 1 complete row): {CUT}"
+    ]
+
+
+def test_a_file_cut_between_rows_ends_early_after_its_complete_rows(test_set):
+    cut = ONE_LINE_FILE[: ONE_LINE_FILE.index(b'{"id": "oe-1"')]
+
+    assert problems(cut, test_set) == [
+        f"the file ends early, at byte 71, after 2 complete rows (the list is never closed): {CUT}"
     ]
 
 
 def test_missing_ids_are_named_in_one_file_level_problem(test_set):
     assert problems(as_bytes(rows_for({"mc-2": "B"})), test_set) == [
-        "no row answers 2 of the 3 test items: 'mc-1', 'oe-1'; the file needs one row per "
-        "test item, every id exactly once (an empty answer is allowed)"
+        "no row answers 2 of the 3 test items (the file has 1 row): 'mc-1', 'oe-1'; the file "
+        "needs one row per test item, every id exactly once (an empty answer is allowed)"
+    ]
+
+
+def test_a_row_removed_in_the_middle_is_named_by_its_id(test_set):
+    rows = rows_for({"mc-1": "A", "mc-2": "B", "oe-1": "Rest."})
+    del rows[1]
+
+    assert problems(as_bytes(rows), test_set) == [
+        "no row answers 1 of the 3 test items (the file has 2 rows): 'mc-2'; the file needs "
+        "one row per test item, every id exactly once (an empty answer is allowed)"
+    ]
+
+
+def test_a_duplicated_row_names_both_rows_counted_from_1_and_from_0(test_set):
+    rows = rows_for({"mc-1": "A", "mc-2": "B", "oe-1": "Rest."})
+    rows.insert(2, dict(rows[1]))
+
+    with pytest.raises(PredictionsError) as caught:
+        load_predictions(as_bytes(rows), test_set)
+    assert [(p.row, p.field, p.message) for p in caught.value.problems] == [
+        (
+            2,
+            "id",
+            "the id 'mc-2' was answered in row 2 (0-based 1) already; every id appears exactly "
+            "once, so remove one of the two rows",
+        )
     ]
 
 
 def test_more_than_five_missing_ids_are_counted():
     test_set = make_test_set(*(mc(f"mc-{n}") for n in range(8)))
     assert problems(b"[]", test_set) == [
-        "no row answers 8 of the 8 test items: 'mc-0', 'mc-1', 'mc-2', 'mc-3', 'mc-4' and 3 "
-        "more; the file needs one row per test item, every id exactly once (an empty answer "
-        "is allowed)"
+        "no row answers 8 of the 8 test items (the file has 0 rows): 'mc-0', 'mc-1', 'mc-2', "
+        "'mc-3', 'mc-4' and 3 more; the file needs one row per test item, every id exactly "
+        "once (an empty answer is allowed)"
     ]
 
 
@@ -65,8 +112,8 @@ def test_every_row_problem_is_named_with_row_field_and_id(test_set):
         {"answer": "Rest."},
     ]
     assert problems(as_bytes(rows), test_set) == [
-        "row 1, field 'id': the id 'mc-1' was answered in row 0 already; every id appears "
-        "exactly once",
+        "row 1, field 'id': the id 'mc-1' was answered in row 1 (0-based 0) already; every id "
+        "appears exactly once, so remove one of the two rows",
         "row 2, field 'id': no test item has the id 'mc-9'",
         "row 3, field 'id': expected the item's id as a string, got a number (2)",
         "row 4, field 'answer': expected the model's answer as text (a string; for a "

@@ -58,6 +58,11 @@ def test_the_checksum_is_the_files_and_the_canonical_form_ignores_layout():
     [
         (b"", "not valid JSON: Expecting value at line 1, column 1 (the file is empty)"),
         (b"{}", "expected a JSON list of {id, category, question, ...} objects, got an object"),
+        (
+            b'[{"id": "mc-1", "category": "multiple_choice"}, {"id": "mc-2", "categ',
+            "row 1: the file ends early, at byte 69, inside this row (after 1 complete row): "
+            "it looks cut off (an interrupted upload or copy); upload the whole file",
+        ),
         (b"[]", "the file holds no items"),
         (
             b"NaN",

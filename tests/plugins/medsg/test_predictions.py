@@ -36,10 +36,37 @@ def test_a_well_formed_file_loads_texts_and_boxes(test_set):
     )
 
 
-def test_wrong_length(test_set):
+def test_a_row_removed_in_the_middle_is_named_by_the_first_row_out_of_place(test_set):
+    rows = rows_for(test_set, ["a", "b", "c"])
+    del rows[1]
+
+    assert messages(json.dumps(rows).encode(), test_set) == [
+        "row 1: expected 3 rows, one per test item in test-set order, got 2: this row holds "
+        "index 2 (task 'multi_view'), where the test set has index 1 (task 'patch'); a row is "
+        "missing before it: the file has no row for this item, and from this row on every row "
+        "matches the test set one place early"
+    ]
+
+
+def test_a_duplicated_row_is_named_as_an_extra_copy(test_set):
+    rows = rows_for(test_set, ["a", "b", "c"])
+    rows.insert(2, dict(rows[1]))
+
+    assert messages(json.dumps(rows).encode(), test_set) == [
+        "row 2: expected 3 rows, one per test item in test-set order, got 4: this row holds "
+        "index 1 (task 'patch'), where the test set has index 2 (task 'multi_view'); it is an "
+        "extra row, a copy of the row before it: remove it and every later row lines up with "
+        "the test set"
+    ]
+
+
+def test_rows_missing_at_the_end_are_named_from_the_first_the_file_lacks(test_set):
     rows = rows_for(test_set, ["a", "b", "c"])[:2]
+
     assert messages(rows, test_set) == [
-        "expected 3 rows, one per test item in test-set order, got 2"
+        "row 2: expected 3 rows, one per test item in test-set order, got 2: the 2 rows match "
+        "the test set's first 2 items, so the missing row is at the end: the file has no row "
+        "for this item, index 2 (task 'multi_view')"
     ]
 
 
@@ -142,7 +169,32 @@ def test_a_too_long_prediction(test_set):
     ]
 
 
-def test_invalid_json_names_line_and_column(test_set):
+CUT = "it looks cut off (an interrupted upload or copy); upload the whole file"
+
+
+def one_line_file(test_set) -> bytes:
+    return json.dumps(rows_for(test_set, ["a", [1, 2, 3, 4], "no box here"])).encode()
+
+
+def test_a_file_cut_inside_a_box_ends_early_inside_its_row(test_set):
+    data = one_line_file(test_set)
+    cut = data[: data.index(b"[1, 2") + 5]  # ... "prediction": [1, 2
+
+    assert messages(cut, test_set) == [
+        f"row 1: the file ends early, at byte 104, inside this row (after 1 complete row): {CUT}"
+    ]
+
+
+def test_a_file_cut_between_rows_ends_early_after_its_complete_rows(test_set):
+    data = one_line_file(test_set)
+    cut = data[: data.index(b'{"index": 2')]  # ..., "prediction": [1, 2, 3, 4]},
+
+    assert messages(cut, test_set) == [
+        f"the file ends early, at byte 114, after 2 complete rows (the list is never closed): {CUT}"
+    ]
+
+
+def test_invalid_json_names_line_column_byte_and_row(test_set):
     assert messages(b'[{"index": 0,\n "task": }]', test_set) == [
-        "not valid JSON: Expecting value at line 2, column 10"
+        "row 0: not valid JSON: Expecting value at line 2, column 10, byte 24"
     ]

@@ -118,6 +118,19 @@ def test_file_level_problems():
     assert "not UTF-8" in str(rejected(b"\xff\xfe[]").problems[0])
 
 
+def test_a_cut_off_file_is_named_as_such():
+    data = json.dumps([item("patch", [1, 2, 3, 4]), item("referring", [5, 6, 7, 8])]).encode()
+    cut = data[: data.index(b'"referring"') + 4]
+
+    assert [(problem.row, str(problem)) for problem in rejected(cut).problems] == [
+        (
+            1,
+            "row 1: the file ends early, at byte 143, inside this row (after 1 complete "
+            "row): it looks cut off (an interrupted upload or copy); upload the whole file",
+        )
+    ]
+
+
 def test_many_problems_are_counted_beyond_the_listed_ones():
     error = rejected([item("nope", [1, 2, 3, 4]) for _ in range(25)])
     assert error.total == 25

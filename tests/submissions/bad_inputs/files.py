@@ -32,6 +32,14 @@ UTF16 = (
     "as UTF-8"
 )
 TYING = '"prediction": "tying"'
+CUT = "it looks cut off (an interrupted upload or copy); upload the whole file"
+# Three rows of a one-line file as a model writes them; files cut from it get exact byte counts
+# whatever ids the test set was given.
+THREE_ROWS = (
+    b'[{"id": "a&&0&&300&&1.0", "qa_type": "tal", "prediction": "1.0-5.0 seconds."}, '
+    b'{"id": "b&&0&&300&&1.0", "qa_type": "stg", "prediction": "1.0 seconds: [10, 20]"}, '
+    b'{"id": "c&&0&&300&&1.0", "qa_type": "next_action", "prediction": "tying"}]'
+)
 
 
 def whole_file(message: str) -> FileProblem:
@@ -42,8 +50,14 @@ def at(row: int, field: str, message: str) -> FileProblem:
     return FileProblem(row, field, message)
 
 
-def invalid_json(id: str, content: bytes, message: str) -> BadInput:
-    return file_case(id, raw(content), whole_file(f"not valid JSON: {message}"))
+def invalid_json(id: str, content: bytes, message: str, *, row: int | None = None) -> BadInput:
+    """A file the parser refuses; `row` is the row the error falls in (None: outside any)."""
+    return file_case(id, raw(content), FileProblem(row, "", f"not valid JSON: {message}"))
+
+
+def cut_off(id: str, content: bytes, where: str, *, row: int | None = None) -> BadInput:
+    """A file that ends early; `row` is the row it stops in (None: between two rows)."""
+    return file_case(id, raw(content), FileProblem(row, "", f"the file ends early, {where}: {CUT}"))
 
 
 def setting(row: int, name: str, value: object):
@@ -89,66 +103,111 @@ CASES: list[BadInput] = [
     invalid_json(
         "whitespace-only", b"  \n ", "Expecting value at line 2, column 2 (the file is empty)"
     ),
-    invalid_json("truncated", b'[{"id": "x"', "Expecting ',' delimiter at line 1, column 12"),
-    invalid_json("only-an-opening-bracket", b"[", "Expecting value at line 1, column 2"),
-    # The parser's message ends in "at"; the position follows once (issue 13: not "at at"; the
-    # raw line break below is another such message).
+    # A file that stops early (an interrupted upload or copy) says so, with its size and the
+    # row it stops in; a one-line file's position is its byte (a column says nothing more).
+    cut_off("cut-inside-the-first-row", b'[{"id": "x"', "at byte 11, inside the first row", row=0),
+    cut_off(
+        "only-an-opening-bracket",
+        b"[",
+        "at byte 1, before the first row (the list is never closed)",
+    ),
+    cut_off(
+        "cut-inside-a-string",
+        THREE_ROWS[: THREE_ROWS.index(b"tying") + 2],
+        "at byte 230, inside this row (after 2 complete rows)",
+        row=2,
+    ),
+    cut_off(
+        "cut-between-rows",
+        THREE_ROWS[: THREE_ROWS.index(b'{"id": "c')],
+        "at byte 162, after 2 complete rows (the list is never closed)",
+    ),
+    cut_off(
+        "cut-before-the-closing-bracket",
+        THREE_ROWS[:-1] + b"\n",
+        "at byte 236, after 3 complete rows (the list is never closed)",
+    ),
+    # The parser's message ends in "at"; the position follows once (issue 13: not "at at"). A
+    # string that never closes in a file that does end as a list is a stray quote, not a cut.
     invalid_json(
-        "unterminated-string", b'[{"id": "x', "Unterminated string starting at line 1, column 9"
+        "unterminated-string",
+        b'[{"id": "x\\"}]',
+        "Unterminated string starting at byte 9",
+        row=0,
     ),
     invalid_json(
         "trailing-comma-in-list",
         b'[{"id": "x", "qa_type": "tal", "prediction": "y"}, ]',
-        "Illegal trailing comma before end of array at line 1, column 50",
+        "Illegal trailing comma before end of array at byte 50, after 1 complete row",
     ),
     invalid_json(
         "trailing-comma-in-object",
         b'[{"id": "x", "qa_type": "tal", "prediction": "y", }]',
-        "Illegal trailing comma before end of object at line 1, column 49",
+        "Illegal trailing comma before end of object at byte 49",
+        row=0,
+    ),
+    invalid_json(
+        "missing-comma-between-rows",
+        THREE_ROWS.replace(b"}, {", b"} {", 1),
+        "Expecting ',' delimiter at byte 79, after 1 complete row",
     ),
     invalid_json(
         "single-quotes",
         b"[{'id': 'x', 'qa_type': 'tal', 'prediction': 'y'}]",
-        "Expecting property name enclosed in double quotes at line 1, column 3",
+        "Expecting property name enclosed in double quotes at byte 3",
+        row=0,
     ),
     invalid_json(
         "unquoted-keys",
         b'[{id: "x"}]',
-        "Expecting property name enclosed in double quotes at line 1, column 3",
+        "Expecting property name enclosed in double quotes at byte 3",
+        row=0,
     ),
-    invalid_json("a-comment", b"// predictions\n[]", "Expecting value at line 1, column 1"),
-    file_case(
+    invalid_json(
+        "single-quotes-in-a-later-row",
+        THREE_ROWS.replace(b'"prediction": "tying"', b"'prediction': 'tying'"),
+        "Expecting property name enclosed in double quotes at byte 214",
+        row=2,
+    ),
+    # A file of several lines keeps the line and column an editor shows, with the byte.
+    invalid_json("a-comment", b"// predictions\n[]", "Expecting value at line 1, column 1, byte 1"),
+    invalid_json(
         "json-lines",
-        lambda rows: "\n".join(json.dumps(row) for row in rows).encode(),
-        whole_file(
-            "not valid JSON: Extra data at line 2, column 1 (a file holds one JSON list; JSON "
-            "Lines, one object per line, is not read)"
-        ),
+        b'{"id": "a&&0&&300&&1.0", "qa_type": "tal", "prediction": "x"}\n'
+        b'{"id": "b&&0&&300&&1.0", "qa_type": "stg", "prediction": "y"}\n',
+        "Extra data at line 2, column 1, byte 63 (a file holds one JSON list; JSON Lines, one "
+        "object per line, is not read)",
     ),
     invalid_json(
         "two-lists",
         b"[] []",
-        "Extra data at line 1, column 4 (a file holds one JSON list; JSON Lines, one object "
-        "per line, is not read)",
+        "Extra data at byte 4 (a file holds one JSON list; JSON Lines, one object per line, is "
+        "not read)",
     ),
     invalid_json(
         "raw-line-break-in-a-string",
         b'[{"prediction": "ty\ning"}]',
-        "Invalid control character at line 1, column 20",
+        "Invalid control character at line 1, column 20, byte 20",
+        row=0,
     ),
     invalid_json(
-        "invalid-escape", b'[{"prediction": "ty\\qing"}]', "Invalid \\escape at line 1, column 20"
+        "invalid-escape",
+        b'[{"prediction": "ty\\qing"}]',
+        "Invalid \\escape at byte 20",
+        row=0,
     ),
     invalid_json(
         "short-unicode-escape",
         b'[{"prediction": "ty\\u12"}]',
-        "Invalid \\uXXXX escape at line 1, column 21",
+        "Invalid \\uXXXX escape at byte 21",
+        row=0,
     ),
-    invalid_json("python-true", b'[{"prediction": True}]', "Expecting value at line 1, column 17"),
+    invalid_json("python-true", b'[{"prediction": True}]', "Expecting value at byte 17", row=0),
     invalid_json(
         "hexadecimal-number",
         b'[{"prediction": 0x1F}]',
-        "Expecting ',' delimiter at line 1, column 18",
+        "Expecting ',' delimiter at byte 18",
+        row=0,
     ),
     # --- lenient JSON: numbers that are not JSON, repeated keys ---------------------------------
     file_case("nan", replacing('"tying"', "NaN"), at(2, "prediction", f"holds NaN, {NOT_JSON}")),
@@ -226,20 +285,65 @@ CASES: list[BadInput] = [
         raw(b"[]"),
         whole_file("expected 5 rows, one per test sample in test-set order, got 0"),
     ),
+    # A file with rows missing or extra names the first row that no longer lines up with the
+    # test set, and what the test set holds there.
     file_case(
-        "a-row-missing",
+        "the-last-row-missing",
         with_rows(lambda rows: rows.pop()),
-        whole_file("expected 5 rows, one per test sample in test-set order, got 4"),
+        at(
+            4,
+            "",
+            "expected 5 rows, one per test sample in test-set order, got 4: the 4 rows match "
+            "the test set's first 4 samples, so the missing row is at the end: the file has no "
+            "row for this sample, id '{id4}' (qa_type 'video_summary_gpt')",
+        ),
     ),
     file_case(
-        "a-row-too-many",
+        "a-row-missing-in-the-middle",
+        with_rows(lambda rows: rows.pop(2)),
+        at(
+            2,
+            "",
+            "expected 5 rows, one per test sample in test-set order, got 4: this row holds id "
+            "'{id3}' (qa_type 'cvs_assessment'), where the test set has id '{id2}' (qa_type "
+            "'next_action'); a row is missing before it: the file has no row for this sample, "
+            "and from this row on every row matches the test set one place early",
+        ),
+    ),
+    file_case(
+        "a-row-duplicated",
+        with_rows(lambda rows: rows.insert(2, dict(rows[1]))),
+        at(
+            2,
+            "",
+            "expected 5 rows, one per test sample in test-set order, got 6: this row holds id "
+            "'{id1}' (qa_type 'stg'), where the test set has id '{id2}' (qa_type "
+            "'next_action'); it is an extra row, a copy of the row before it: remove it and "
+            "every later row lines up with the test set",
+        ),
+    ),
+    file_case(
+        "a-row-too-many-at-the-end",
         with_rows(lambda rows: rows.append(dict(rows[-1]))),
-        whole_file("expected 5 rows, one per test sample in test-set order, got 6"),
+        at(
+            5,
+            "",
+            "expected 5 rows, one per test sample in test-set order, got 6: the first 5 rows "
+            "match every sample of the test set, so the extra row is at the end, a copy of the "
+            "row before it: remove this row",
+        ),
     ),
     file_case(
         "list-of-lists",
         lambda rows: json.dumps([rows]).encode(),
-        whole_file("expected 5 rows, one per test sample in test-set order, got 1"),
+        at(
+            0,
+            "",
+            "expected 5 rows, one per test sample in test-set order, got 1: this row is a list "
+            "of 5, not an object {id, qa_type, prediction}, where the test set has id '{id0}' "
+            "(qa_type 'tal'); 4 rows are missing or the rows are out of order (the later rows "
+            "do not all line up either)",
+        ),
     ),
     file_case("row-is-a-string", replacing_row(2, "tying"), at(2, "", NOT_AN_OBJECT)),
     file_case("row-is-null", replacing_row(2, None), at(2, "", NOT_AN_OBJECT)),
