@@ -194,6 +194,11 @@ def _board_parts(
         "benchmark": benchmark,
         "page": rows_page,
         "rows": rows_page.rows,
+        # Imported rows with a rank interval: the legend says what theirs means (issue 32).
+        "has_fixed_rows": any(
+            row.is_imported and not row.has_intervals and row.rank_interval
+            for row in rows_page.rows
+        ),
         "columns": selectors.board_columns(
             metrics, sort, keep, facts=bool(facts), category=category
         ),

@@ -7,6 +7,7 @@ chat-model runs at the bottom. Screenshots: /tmp/e2e_board12_<width>.png and
 /tmp/e2e_compare_<width>.png.
 """
 
+import re
 from pathlib import Path
 
 import pytest
@@ -179,5 +180,60 @@ def test_the_owner_compares_their_evaluate_only_entry(live_server, browser, entr
         expect(page.locator(".compare-summary")).to_be_visible()
         assert_no_csp_violations(browser, page)
         page.screenshot(path=str(Path("/tmp/e2e_compare_owner.png")), full_page=True)
+    finally:
+        page.close()
+
+
+@pytest.fixture
+def official(interval_benchmark, entries):
+    """The Official board: "Perfect" and "Noisy one" verified, beside two imported results
+    published without per-sample data; rank intervals computed."""
+    from datetime import UTC, datetime
+
+    from submissions.models import Submission
+    from submissions.services import import_published_result, recompute_board
+
+    Submission.objects.filter(pk__in=[entries["Perfect"], entries["Noisy one"]]).update(
+        verification_status="verified", verified_at=datetime(2026, 4, 15, tzinfo=UTC)
+    )
+    for name, value in (("Imported Strong", 0.95), ("Imported Weak", 0.05)):
+        import_published_result(
+            interval_benchmark,
+            model_name=name,
+            values={"CVS_acc": value, "NAP_acc": value, "SA_acc": value},
+            verified_at=datetime(2026, 4, 15, tzinfo=UTC),
+        )
+    recompute_board(interval_benchmark)
+    compute_rank_intervals(interval_benchmark)
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("width", WIDTHS)
+def test_an_imported_rows_rank_interval_says_what_it_means(
+    live_server, official, browser, width, scheme
+):
+    """Issue 32, point 5: an imported row read "no interval (imported)" beside a rank interval
+    and a tier, with no word on what that interval is."""
+    expect = playwright_api.expect
+    page = browser.new_page(viewport={"width": width, "height": 900}, color_scheme=scheme)
+    page.set_default_timeout(20_000)
+    try:
+        page.goto(f"{live_server.url}/b/medvidbench/")
+        imported = page.locator("table.board tbody tr", has_text="Imported Strong")
+        expect(imported.locator(".rank-interval")).to_contain_text("*")
+        expect(imported.locator(".rank-interval")).to_have_attribute(
+            "title", re.compile(r"^Imported: its published values are held fixed")
+        )
+        expect(imported.locator(".no-interval")).to_have_text(
+            "no interval (imported); rank interval* with its values held fixed"
+        )
+        verified = page.locator("table.board tbody tr", has_text="Perfect")
+        expect(verified.locator(".rank-interval")).not_to_contain_text("*")
+        expect(page.locator(".tiers-legend")).to_contain_text(
+            "an imported row's: published without per-sample data, its values are held fixed"
+        )
+        no_page_overflow(page, width)
+        assert_no_csp_violations(browser, page)
+        page.screenshot(path=f"/tmp/e2e_board_imported_{width}_{scheme}.png", full_page=True)
     finally:
         page.close()

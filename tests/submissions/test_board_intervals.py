@@ -182,8 +182,19 @@ def test_an_imported_row_says_it_has_no_interval(client, interval_benchmark, fou
     assert len(re.findall(found, content)) == 2
     imported = BoardEntry.objects.get(submission__model_name="Imported Model")
     assert imported.intervals == {}
-    # It still moves on the resamples, so it has a rank interval (the others move around it).
-    assert row[0][1].endswith(f"{imported.rank_best}\N{EN DASH}{imported.rank_worst}")
+    # It still moves on the resamples, so it has a rank interval (the others move around it),
+    # marked, and the board says what it means (issue 32, point 5).
+    assert row[0][1].endswith(f"{imported.rank_best}\N{EN DASH}{imported.rank_worst}*")
+    assert "no interval (imported); rank interval* with its values held fixed" in row[2][1]
+    assert (
+        'title="Imported: its published values are held fixed on every resample; the interval '
+        "is how far the other entries' resampling moves it\""
+    ) in content
+    assert (
+        "an imported row's: published without per-sample data, its values are held fixed on "
+        "every resample, and only the other entries move around it, so its interval can be "
+        "narrower than theirs"
+    ) in unescape(re.sub(r"<[^>]+>", "", content))
     # On the Community board, every row has intervals: none says it lacks them.
     assert "no interval" not in get(client, COMMUNITY).replace('title="no interval', "")
 
