@@ -18,3 +18,5 @@ class JudgingConfig(AppConfig):
         add_reaper(lazy("judging.services.reap_dead_workers_jobs"))
         # The public entry page says who judged a run (issue 12).
         hooks.judge_details_reader.set(lazy("judging.selectors.judge_details"))
+        # The boards say who scored their judge columns (issue 32).
+        hooks.board_judges_reader.set(lazy("judging.selectors.board_judges"))

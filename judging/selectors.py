@@ -15,12 +15,13 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
+from django.db.models import Count, OuterRef, Subquery
 from django.urls import reverse
 from django.utils import timezone
 
-from submissions.enums import STATES_WITH_SCORES, EvaluationStatus
-from submissions.judge_step import JudgeDetails
-from submissions.models import Evaluation, Submission
+from submissions.enums import STATES_WITH_SCORES, EvaluationStatus, SubmissionSource
+from submissions.judge_step import BoardJudge, JudgeDetails
+from submissions.models import BoardEntry, Evaluation, Submission
 
 from .enums import ACTIVE_JOB_STATES, JobStatus
 from .models import JudgeJob
@@ -316,3 +317,41 @@ def judge_details(evaluation: Evaluation) -> JudgeDetails | None:
         items_failed=job.items_failed,
         finished_at=job.finished_at,
     )
+
+
+def board_judges(benchmark_id: int, board: str) -> list[BoardJudge]:
+    """Who scored the judge columns of the board's rows (issue 32, point 4; registered with
+    `submissions.hooks.board_judges_reader`): each row's run's newest finished job's judge
+    (its endpoint's name, model and rubric version), and the imported rows (their numbers as
+    published). One query, grouped; a row with no judge value yet (pending) is not counted."""
+    newest = JudgeJob.objects.filter(
+        evaluation=OuterRef("evaluation_id"), status=JobStatus.DONE
+    ).order_by("-finished_at", "-id")
+    groups = (
+        BoardEntry.objects.filter(benchmark_id=benchmark_id, board=board)
+        .annotate(
+            judge_model=Subquery(newest.values("model")[:1]),
+            judge_rubric=Subquery(newest.values("rubric_version")[:1]),
+            judge_name=Subquery(newest.values("endpoint__name")[:1]),
+        )
+        .values("judge_model", "judge_rubric", "judge_name", "submission__source")
+        .annotate(rows=Count("id"))
+        .order_by()
+    )
+    merged: dict[tuple[str, str, bool, str], int] = {}
+    for group in groups:
+        imported = group["submission__source"] == SubmissionSource.IMPORTED
+        if not imported and not group["judge_model"]:
+            continue
+        key = (
+            "" if imported else group["judge_model"],
+            "" if imported else group["judge_rubric"],
+            imported,
+            "" if imported else group["judge_name"] or "",
+        )
+        merged[key] = merged.get(key, 0) + group["rows"]
+    judges = [
+        BoardJudge(model, rubric, rows, imported, judge=name)
+        for (model, rubric, imported, name), rows in merged.items()
+    ]
+    return sorted(judges, key=lambda judge: (-judge.rows, judge.imported, judge.label))

@@ -52,6 +52,9 @@ add_step_guide = _adder(step_guides)
 # Single readers and checks, installed once at start-up (None: not installed, or forgotten
 # by a test).
 judge_details_reader = Slot("who judged a run: (Evaluation) -> JudgeDetails | None")
+board_judges_reader = Slot(
+    "who judged a board's judge columns: (benchmark_id, board) -> list[BoardJudge]"
+)
 rating_tab_reader = Slot("a rating tab's note: (Benchmark, Category) -> RatingTab | None")
 entry_battles_reader = Slot("an entry's battles: (Submission) -> list[EntryBattles]")
 rerun_evidence_check = Slot("an uploaded entry's re-run: (submission, *, force, note) -> Evidence")

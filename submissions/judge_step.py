@@ -24,7 +24,7 @@ from core.exceptions import InvalidTransition
 from .enums import EvaluationStatus
 from .evaluation_status import set_evaluation_status
 from .hooks import add_scored_listener as add_scored_listener  # the name callers know
-from .hooks import judge_details_reader, scored_listeners
+from .hooks import board_judges_reader, judge_details_reader, scored_listeners
 from .intervals import add_metric_replicates, copy_replicates
 from .models import Evaluation
 
@@ -47,6 +47,35 @@ class JudgeDetails:
     items_judged: int
     items_failed: int
     finished_at: datetime | None
+
+
+@dataclass(frozen=True)
+class BoardJudge:
+    """Who scored the judge columns of some of a board's rows (issue 32, point 4): a judge
+    model and rubric version (Podium's judge: `model`, `rubric_version`), or the rows' own
+    published numbers (`imported`: no judge of Podium's), and how many rows."""
+
+    model: str
+    rubric_version: str
+    rows: int
+    imported: bool = False
+    # The judge endpoint's name, as the maintainers call it ("Stand-in judge (demo: ...)").
+    judge: str = ""
+
+    @property
+    def label(self) -> str:
+        if self.imported:
+            return "as published with the imported results"
+        named = f"{self.judge}: " if self.judge else ""
+        return f"{named}{self.model}, rubric {self.rubric_version[:8]}"
+
+
+def board_judges(benchmark_id: int, board: str) -> list[BoardJudge]:
+    """Who scored the judge columns of a board's rows, most rows first ([] without a judge
+    app, or when no row has judge values)."""
+    if board_judges_reader.callback is None:
+        return []
+    return board_judges_reader.callback(benchmark_id, board)
 
 
 def set_judge_details_reader(reader: Callable[[Evaluation], JudgeDetails | None] | None) -> None:

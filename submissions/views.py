@@ -42,6 +42,7 @@ from .charts.rank_intervals import NARROW, rank_interval_chart
 from .enums import BoardKind
 from .forms import CompareForm, SubmissionForm
 from .intervals import compare_runs
+from .judge_step import board_judges
 from .models import Submission
 from .ratings import entry_battles, rating_tab
 from .selectors import file_format
@@ -194,6 +195,11 @@ def _board_parts(
         "benchmark": benchmark,
         "page": rows_page,
         "rows": rows_page.rows,
+        # Who scored the judge columns shown, and whether they mix judges (issue 32).
+        "judges": board_judges(benchmark.pk, board)
+        if any(metric.is_judge_metric for metric in metrics)
+        else [],
+        "judge_columns": ", ".join(metric.key for metric in metrics if metric.is_judge_metric),
         # Imported rows with a rank interval: the legend says what theirs means (issue 32).
         "has_fixed_rows": any(
             row.is_imported and not row.has_intervals and row.rank_interval

@@ -10,7 +10,8 @@ from django.utils import timezone
 
 from judging import services as judging
 from submissions.board_refresh import count_board_change
-from submissions.models import BoardEntry, Notification, NotificationKind
+from submissions.boards import recompute_board
+from submissions.models import BoardEntry, Notification, NotificationKind, Submission
 from submissions.notifications import mark_notifications_read
 from submissions.services import (
     SubmissionDetails,
@@ -169,3 +170,48 @@ def test_the_header_counts_unread_notifications_until_they_are_read(
 
     mark_notifications_read(owner)
     assert 'class="unread-count"' not in client.get("/submissions/").content.decode()
+
+
+def test_the_board_says_who_scored_its_judge_columns_and_when_they_mix_judges(
+    client, judged_benchmark, owner, upload, standin, django_capture_on_commit_callbacks
+):
+    """Issue 32, point 4: the MedVidBench boards did not say their judge columns came from the
+    demo's stand-in judge, and imported numbers (judged elsewhere) shared those columns."""
+    judged_benchmark.judge_auto_start = False
+    judged_benchmark.save(update_fields=["judge_auto_start"])
+    with django_capture_on_commit_callbacks(execute=True):
+        import_published_result(
+            judged_benchmark, model_name="Rival", values=RIVAL, verified_at=timezone.now()
+        )
+    run = upload_and_score(judged_benchmark, owner, upload, django_capture_on_commit_callbacks)
+    with django_capture_on_commit_callbacks(execute=True):
+        job = judging.start_judge(run, enqueue=False)
+        judging.run_job(job.pk)
+    job.refresh_from_db()
+    rubric = job.rubric_version[:8]
+
+    community = client.get("/b/medvidbench/community/").content.decode()
+    official = client.get("/b/medvidbench/").content.decode()
+
+    assert (
+        "DVC_llm, VS_llm, RC_llm: scored by the LLM judge stand-in: standin-judge, rubric "
+        f"{rubric} on every row of this board."
+    ) in community
+    assert (
+        "DVC_llm, VS_llm, RC_llm: scored as published with the imported results on every row "
+        "of this board."
+    ) in official
+
+    # A judged entry verified beside the imported one: the Official board's columns mix judges.
+    with django_capture_on_commit_callbacks(execute=True):
+        Submission.objects.filter(pk=run.submission_id).update(
+            verification_status="verified", verified_at=timezone.now()
+        )
+        recompute_board(judged_benchmark)
+    official = client.get("/b/medvidbench/").content.decode()
+    assert (
+        "DVC_llm, VS_llm, RC_llm mix judges on this board: 1 row scored by stand-in: "
+        f"standin-judge, rubric {rubric}; 1 row as published with the imported results. Compare "
+        "these columns only between rows scored by the same judge; the other columns are scored "
+        "alike."
+    ) in official
