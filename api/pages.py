@@ -3,7 +3,7 @@ URL reversed from the real endpoints, so the page cannot drift from the API it d
 
 from __future__ import annotations
 
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import path, reverse
 
@@ -11,15 +11,36 @@ from benchmark.selectors import public_benchmarks
 
 # The slug shown when no benchmark is public yet (a fresh install): MedVidBench, the first one.
 DEFAULT_SLUG = "medvidbench"
+# A value each model fact takes, for the submit examples of a benchmark that asks for them.
+FACT_EXAMPLES = {
+    "type": "fine-tuned",
+    "parameters": "7",
+    "licence": "apache-2.0",
+    "precision": "bfloat16",
+    "domain_specific": "yes",
+}
 # A stand-in for "your submission's id" in the examples; the page says to replace it.
 EXAMPLE_SUBMISSION_ID = 123
 
 
 def api_guide(request: HttpRequest) -> HttpResponse:
-    """Examples for the first public benchmark: export its rankings, submit a file with a
-    token, follow the submission, start the judge, list one's own submissions."""
-    benchmark = public_benchmarks().first()
+    """Examples for the benchmark `?benchmark=<slug>` names (the first public one without it;
+    404 for one that is not public): export its rankings, submit a file with a token (with
+    the model facts it asks for), follow the submission, start its judge (or say it has no
+    judge step), list one's own submissions. Issue 32: the examples used one benchmark and
+    described another's judge metrics."""
+    benchmarks = list(public_benchmarks())
+    asked = request.GET.get("benchmark", "")
+    benchmark = next((item for item in benchmarks if item.slug == asked), None)
+    if asked and benchmark is None:
+        raise Http404(
+            f"No public benchmark {asked!r}; the guide covers: "
+            f"{', '.join(item.slug for item in benchmarks) or 'none yet'}."
+        )
+    if benchmark is None and benchmarks:
+        benchmark = benchmarks[0]
     slug = benchmark.slug if benchmark is not None else DEFAULT_SLUG
+    metrics = list(benchmark.metrics.all()) if benchmark is not None else []
 
     def absolute(name: str, *args: object) -> str:
         return request.build_absolute_uri(reverse(name, args=args))
@@ -27,6 +48,15 @@ def api_guide(request: HttpRequest) -> HttpResponse:
     context = {
         "slug": slug,
         "example_benchmark": benchmark,
+        "guide_benchmarks": benchmarks,
+        "judge_metrics": [metric.key for metric in metrics if metric.is_judge_metric],
+        # Without a benchmark (a fresh install), the first one's: MedVidBench's judge step.
+        "judge_step": benchmark.judge_step if benchmark is not None else True,
+        "sort_example": next((metric.key for metric in metrics if not metric.is_judge_metric), ""),
+        "facts": [
+            (key, FACT_EXAMPLES.get(key, "…"))
+            for key in (benchmark.fact_keys if benchmark is not None else [])
+        ],
         "example_id": EXAMPLE_SUBMISSION_ID,
         "urls": {
             "benchmarks": absolute("api:benchmark-list"),

@@ -8,6 +8,7 @@ from urllib.parse import urlsplit
 import pytest
 from django.urls import resolve, reverse
 
+from benchmark.services import ensure_plugin_benchmark
 from tests.accounts.factories import UserFactory
 from tests.benchmark.factories import BenchmarkFactory
 
@@ -27,14 +28,14 @@ def guide(client) -> str:
     return response.content.decode()
 
 
-def endpoint_urls(slug: str) -> list[str]:
+def endpoint_urls(slug: str, *, judge: bool = True) -> list[str]:
     return [
         "http://testserver/api/v1/benchmarks/",
         f"http://testserver/api/v1/benchmarks/{slug}/rankings/",
         f"http://testserver/api/v1/benchmarks/{slug}/rankings.csv",
         f"http://testserver/api/v1/benchmarks/{slug}/submissions/",
         "http://testserver/api/v1/submissions/123/",
-        "http://testserver/api/v1/submissions/123/judge/",
+        *(["http://testserver/api/v1/submissions/123/judge/"] if judge else []),
         "http://testserver/api/v1/submissions/",
     ]
 
@@ -54,7 +55,7 @@ def test_the_examples_use_the_first_public_benchmark_with_absolute_urls(client):
         assert url in content
     assert "/zeta/" not in content
     assert "/hidden/" not in content
-    assert "The examples use Alpha (<code>alpha</code>)." in content
+    assert "The examples use Alpha (<code>alpha</code>); choose another above." in content
 
 
 def test_without_a_public_benchmark_the_examples_use_medvidbench(client):
@@ -120,3 +121,41 @@ def test_the_header_links_the_guide_for_everyone_and_the_tokens_page_when_signed
     assert '<a href="/account/tokens/">API tokens</a>' not in anonymous
     assert '<a href="/api-guide/">API</a>' in signed_in
     assert '<a href="/account/tokens/">API tokens</a>' in signed_in
+
+
+def test_the_examples_follow_the_benchmark_chosen_on_the_page(client):
+    """Issue 32, point 7: the guide used clinical QA for every example but described
+    MedVidBench's judge metrics."""
+    for slug in ("medvidbench", "medsg-bench", "clinicalqa"):
+        ensure_plugin_benchmark(slug)
+
+    medvidbench = client.get(URL + "?benchmark=medvidbench").content.decode()
+    medsg = client.get(URL + "?benchmark=medsg-bench").content.decode()
+    clinicalqa = client.get(URL + "?benchmark=clinicalqa").content.decode()
+
+    assert "The examples use MedVidBench (<code>medvidbench</code>)" in medvidbench
+    assert "MedVidBench's judge metrics (DVC_llm, VS_llm, RC_llm) come from the LLM" in (
+        medvidbench
+    )
+    for url in endpoint_urls("medvidbench"):
+        assert url in medvidbench
+    # MedSG-Bench and clinical QA have no judge step: no judge example, no caption metrics.
+    for page, name, slug in (
+        (medsg, "MedSG-Bench", "medsg-bench"),
+        (clinicalqa, "Demo clinical QA", "clinicalqa"),
+    ):
+        assert f"{name} has no LLM judge step: every metric is scored at once" in page
+        assert "/judge/" not in page
+        assert "DVC_llm" not in page
+        for url in endpoint_urls(slug, judge=False):
+            assert url in page
+    # Clinical QA asks for model facts: the submit examples send them.
+    assert "-F domain_specific=yes \\" in clinicalqa
+    assert '"precision": "bfloat16",' in clinicalqa
+    assert "-F precision=" not in medvidbench
+    # The chooser marks the page's benchmark; an unknown one is 404.
+    assert '<a href="?benchmark=medsg-bench" aria-current="page">MedSG-Bench</a>' in medsg
+    assert client.get(URL + "?benchmark=nope").status_code == 404
+    for page in (medvidbench, medsg, clinicalqa):  # every example still compiles
+        for code in PYTHON_EXAMPLE.findall(page):
+            compile(html.unescape(code), "<example>", "exec")
