@@ -93,7 +93,7 @@ class Endpoint(models.Model):
     base_url = models.CharField(
         max_length=300,
         validators=[URLValidator(schemes=["http", "https"])],
-        help_text="e.g. https://models.example.org/v1 or http://127.0.0.1:8000/v1",
+        help_text="e.g. https://models.example.org/v1",
     )
     model = models.CharField(max_length=200, help_text="The model name the endpoint expects.")
     concurrency = models.PositiveSmallIntegerField(

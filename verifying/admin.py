@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
+from django.conf import settings
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db.models import QuerySet
@@ -35,7 +36,7 @@ from submissions.models import Submission
 from submissions.next_step import next_step
 
 from .endpoints import CHANGEABLE_FIELDS, change_endpoint, register_endpoint
-from .enums import RerunStatus
+from .enums import ACTIVE_RERUN_STATES, RerunStatus
 from .models import ModelEndpoint, RerunJob
 from .permissions import can_change_endpoint
 from .services import cancel_rerun, start_rerun, verify_from_report
@@ -156,6 +157,24 @@ class ModelEndpointAdmin(MaintainersOnly, admin.ModelAdmin):
             )
         return super().formfield_for_foreignkey(db_field, request, **kwargs)
 
+    def formfield_for_dbfield(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
+        field = super().formfield_for_dbfield(db_field, request, **kwargs)
+        if (
+            db_field.name == "base_url"
+            and field is not None
+            and settings.PODIUM_DEMO_STANDIN_MODEL_URL
+        ):
+            # The demo's stand-in, where the form is (issue 32: docs named a fixed port).
+            field.help_text = format_html(
+                "{} In this demo the stand-in model (it plays back the demo's predictions "
+                "files; not a real model) answers at <code>{}</code>: for MedVidBench, model "
+                "<code>standin-new</code> (the file no demo entry has), <code>standin-prose</code>"
+                " or <code>standin-perfect</code>.",
+                field.help_text,
+                settings.PODIUM_DEMO_STANDIN_MODEL_URL,
+            )
+        return field
+
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
         fixed = ["key_status", "is_active", "created_by", "created_at"]
         if obj is None:
@@ -209,7 +228,7 @@ class ModelEndpointAdmin(MaintainersOnly, admin.ModelAdmin):
             self.message_user(
                 request,
                 format_html(
-                    'Re-run <a href="{}">{}</a> of {} queued: {} questions.',
+                    '<a href="{}">Re-run #{} of {}</a> queued: {} questions; its page follows it.',
                     reverse("admin:verifying_rerunjob_change", args=[job.pk]),
                     job.pk,
                     endpoint.submission,
@@ -217,6 +236,10 @@ class ModelEndpointAdmin(MaintainersOnly, admin.ModelAdmin):
                 ),
                 messages.SUCCESS,
             )
+
+
+# How often a running re-run's page reloads itself.
+REFRESH_SECONDS = 5
 
 
 @admin.register(RerunJob)
@@ -314,6 +337,11 @@ class RerunJobAdmin(MaintainersOnly, admin.ModelAdmin):
                 and job.submission.verification_status == VerificationStatus.VERIFYING
             )
             context["verify_url"] = reverse("admin:verifying_rerunjob_verify", args=[job.pk])
+            # While it runs, the page follows it as the submitter's status page does (the page
+            # is read-only: a reload loses nothing).
+            context["refresh_seconds"] = (
+                REFRESH_SECONDS if job.state in ACTIVE_RERUN_STATES else None
+            )
         return super().change_view(request, object_id, form_url, extra_context=context)
 
     def verify_view(self, request: HttpRequest, job_id: int) -> HttpResponse:

@@ -526,6 +526,9 @@ DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "Podium <podium@localhost>")
 PODIUM_CONTACT_EMAIL = env_str("PODIUM_CONTACT_EMAIL", "podium@localhost")
 # The site's address as the submitter reaches it, for the links in emails (no trailing slash).
 PODIUM_SITE_URL = env_str("PODIUM_SITE_URL", "http://127.0.0.1:8000")
+# The demo's stand-in model's base URL, named beside the model endpoint form (issue 32): set by
+# the development settings from the port `make run` starts it on; "" elsewhere.
+PODIUM_DEMO_STANDIN_MODEL_URL = ""
 
 LOG_LEVEL = env_str("LOG_LEVEL", "INFO").upper()
 LOGGING = {

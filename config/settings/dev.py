@@ -12,6 +12,12 @@ ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost"])
 MAILERS = mailers_from_env("django.core.mail.backends.console.EmailBackend")  # noqa: F405
 # Board tables are rendered afresh on every request, so template edits show at once.
 PODIUM_BOARD_CACHE_SECONDS = env_int("PODIUM_BOARD_CACHE_SECONDS", 0)
+# The stand-in model `make run` starts (scripts/run.sh, PODIUM_STANDIN_MODEL_PORT; 0: none),
+# named beside the model endpoint form.
+_standin_model_port = env_int("PODIUM_STANDIN_MODEL_PORT", 0)
+PODIUM_DEMO_STANDIN_MODEL_URL = (
+    f"http://127.0.0.1:{_standin_model_port}/v1" if _standin_model_port else ""
+)
 # The demo's stand-in model is on loopback (docs/hosted.md, "Security").
 PODIUM_HOSTED_ALLOW_PRIVATE_ENDPOINTS = env_bool("PODIUM_HOSTED_ALLOW_PRIVATE_ENDPOINTS", True)
 # A fixed, public, dev-only key for the model endpoints' API keys (base.py), so a fresh

@@ -9,6 +9,7 @@ from django.forms import ModelForm
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 
 from accounts.admin_access import EntryViewersOnly
@@ -62,7 +63,7 @@ class SubmissionAdmin(EntryViewersOnly, admin.ModelAdmin):
         "latest_run",
         "verification",
         "standing",
-        "created_at",
+        "created",
     ]
     list_filter = [
         "benchmark",
@@ -227,6 +228,17 @@ class SubmissionAdmin(EntryViewersOnly, admin.ModelAdmin):
     def latest_run(self, submission: Submission) -> str:
         status = getattr(submission, "latest_status", None)
         return EvaluationStatus(status).label if status else "—"
+
+    @admin.display(description="Created", ordering="created_at")
+    def created(self, submission: Submission) -> str:
+        """The date and the minute, broken only between the two (issue 32: Django's long form
+        was cut off at the list's edge)."""
+        moment = timezone.localtime(submission.created_at)
+        return format_html(
+            '<span class="nowrap">{}</span> {}',
+            moment.strftime("%Y-%m-%d"),
+            moment.strftime("%H:%M"),
+        )
 
     @admin.display(description="Standing", ordering="board_entry__rank")
     def standing(self, submission: Submission) -> str:

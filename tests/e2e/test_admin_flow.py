@@ -4,6 +4,7 @@ reason on the confirmation page, verify a third that is being verified, and find
 Official board; the entry's page shows the audit trail of every move, attributed."""
 
 import contextlib
+import re
 import shutil
 from pathlib import Path
 
@@ -92,6 +93,18 @@ def test_a_maintainer_moves_entries_through_verification_in_the_admin(
         ):
             row = page.locator("#result_list tbody tr", has=page.get_by_text(name, exact=True))
             expect(row).to_contain_text(state)
+        # Issue 32: the date column was cut off; it is whole, inside the list.
+        created = page.locator("#result_list tbody tr td.field-created").first
+        expect(created).to_have_text(re.compile(r"^\d{4}-\d\d-\d\d\s\d\d:\d\d$"))
+        # A list wider than its box scrolls sideways inside it rather than clipping a column.
+        results = page.locator("#changelist .results")
+        assert results.evaluate("box => getComputedStyle(box).overflowX") == "auto"
+        results.evaluate("box => { box.scrollLeft = box.scrollWidth; }")
+        box, shown = created.bounding_box(), results.bounding_box()
+        assert box["x"] + box["width"] <= shown["x"] + shown["width"] + 1
+        # Every admin page names the site's icon: no request for a missing /favicon.ico.
+        assert page.locator('link[rel="icon"]').get_attribute("href").endswith("favicon.svg")
+        page.screenshot(path="/tmp/e2e_admin_changelist.png", full_page=True)
 
         # The entry's page: the audit trail names the maintainer for every move.
         page.goto(changelist)

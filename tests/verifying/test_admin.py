@@ -1,7 +1,10 @@
 """The re-run's admin: registering an endpoint (never showing a key), the start action, the
 report on a job's page and its "Verify this entry" button, and who may use them."""
 
+import os
 import re
+import subprocess
+import sys
 
 import pytest
 
@@ -74,8 +77,17 @@ def test_the_start_action_queues_a_rerun_and_refusals_are_messages(
             {"action": "start_rerun_action", "_selected_action": [endpoint.pk]},
             follow=True,
         )
-    assert "queued: 5 questions" in response.content.decode()
-    assert RerunJob.objects.get().state == RerunStatus.QUEUED
+    job = RerunJob.objects.get()
+    assert job.state == RerunStatus.QUEUED
+    # The whole "Re-run #N of <entry>" is the link (issue 32: it was the digit alone), and the
+    # queued job's page follows it, reloading itself while it runs.
+    assert (
+        f'<a href="/admin/verifying/rerunjob/{job.pk}/change/">Re-run #{job.pk} of '
+        f"{endpoint.submission}</a> queued: 5 questions; its page follows it."
+    ) in response.content.decode()
+    page = logged_in.get(f"/admin/verifying/rerunjob/{job.pk}/change/").content.decode()
+    assert '<meta http-equiv="refresh" content="5">' in page
+    assert "this page reloads every 5 s until it ends" in page
 
     response = logged_in.post(
         "/admin/verifying/modelendpoint/",
@@ -98,7 +110,11 @@ def test_the_report_page_verifies_the_entry_in_one_click(
     page = logged_in.get(url).content.decode()
     assert "Discrepancy report (tolerance ±0.01)" in page
     assert "<td>0.6667</td>" in page
-    assert 'value="Verify this entry"' in page
+    assert 'value="Verify this entry" form="verify-form"' in page
+    # Above "Close" (issue 32: it sat below it), in a form of its own after the page's.
+    assert page.index('value="Verify this entry"') < page.index(">Close</a>")
+    assert '<form id="verify-form" method="post" action="/admin/verifying/rerunjob/' in page
+    assert 'http-equiv="refresh"' not in page  # done: the page no longer reloads
 
     with django_capture_on_commit_callbacks(execute=True):
         response = logged_in.post(f"/admin/verifying/rerunjob/{job.pk}/verify/", follow=True)
@@ -250,3 +266,32 @@ def test_the_endpoint_form_refuses_an_entry_not_on_its_way_to_the_official_board
         "submission": ["Select a valid choice. That choice is not one of the available choices."]
     }
     assert not ModelEndpoint.objects.exists()
+
+
+def test_the_endpoint_form_names_the_demos_stand_in_where_make_run_started_it(
+    logged_in, settings, repo_root
+):
+    """Issue 32, point 8: the form's example was the web server's own port, and the docs a
+    fixed port for the stand-in."""
+    settings.PODIUM_DEMO_STANDIN_MODEL_URL = ""
+    plain = logged_in.get("/admin/verifying/modelendpoint/add/").content.decode()
+    assert "e.g. https://models.example.org/v1" in plain
+    assert "127.0.0.1:8000" not in plain
+    assert "stand-in model" not in plain
+
+    settings.PODIUM_DEMO_STANDIN_MODEL_URL = "http://127.0.0.1:9766/v1"
+    demo = logged_in.get("/admin/verifying/modelendpoint/add/").content.decode()
+    assert (
+        "In this demo the stand-in model (it plays back the demo's predictions files; not a "
+        "real model) answers at <code>http://127.0.0.1:9766/v1</code>"
+    ) in demo
+
+    # The development settings take it from the port `make run` gives the stand-in.
+    printed = subprocess.run(
+        [sys.executable, "-c", "from django.conf import settings; "
+         "print(settings.PODIUM_DEMO_STANDIN_MODEL_URL)"],
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings.dev",
+             "PODIUM_STANDIN_MODEL_PORT": "9766"},
+        cwd=repo_root, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert printed.stdout.strip() == "http://127.0.0.1:9766/v1"
