@@ -1,7 +1,8 @@
 # Podium's two everyday commands (see README.md):
 #   make run   set up .venv, migrate, load the demo board (benchmark, synthetic test set,
 #              published rows, scored community entries, the frames a re-run sends), then serve
-#              http://127.0.0.1:8000/ with a background worker, the stand-in judge and the
+#              http://127.0.0.1:8000/ (ADDRESS=host:port to serve elsewhere; the emails' links
+#              follow it) with a background worker, the stand-in judge and the
 #              stand-in model and a stand-in for GitHub's sign-in (not GitHub: any login you
 #              type; the real GitHub when GITHUB_CLIENT_ID and GITHUB_CLIENT_SECRET are set);
 #              Ctrl-C stops all five (scripts/run.sh)
@@ -17,6 +18,7 @@ DEMO_DIR := var/demo
 
 .PHONY: run test migrate demo clean
 
+ADDRESS ?= $(or $(PODIUM_ADDRESS),127.0.0.1:8000)
 STANDIN_PORT ?= 8765
 STANDIN_MODEL_PORT ?= 8766
 STANDIN_GITHUB_PORT ?= 8767
@@ -35,7 +37,7 @@ run: migrate demo
 		--standin-model-url http://127.0.0.1:$(STANDIN_MODEL_PORT)/v1
 	PODIUM_STANDIN_PORT=$(STANDIN_PORT) PODIUM_STANDIN_MODEL_PORT=$(STANDIN_MODEL_PORT) \
 		PODIUM_STANDIN_GITHUB_PORT=$(STANDIN_GITHUB_PORT) \
-		PODIUM_DEMO_DIR=$(DEMO_DIR) scripts/run.sh
+		PODIUM_DEMO_DIR=$(DEMO_DIR) PODIUM_ADDRESS=$(ADDRESS) scripts/run.sh
 
 test: $(DEV)
 	$(VENV)/bin/ruff check .

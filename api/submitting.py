@@ -193,7 +193,10 @@ class JudgeSerializer(serializers.Serializer):
     """The judge step of the newest run."""
 
     state = serializers.CharField(
-        help_text="not_applicable, unavailable, can_start, waiting, running, failed or done"
+        help_text="not_applicable (the benchmark has no judge step, or the run failed), "
+        "waiting (the judge metrics are pending and you cannot start the judge now: the run is "
+        "not scored yet, or someone else starts it), unavailable, starting, can_start, running, "
+        "held, failed or done (docs/api.md)"
     )
     message = serializers.CharField(allow_blank=True)
     job_status = serializers.CharField(allow_null=True)

@@ -75,6 +75,22 @@ def env_path(name: str, default: Path) -> Path:
     return Path(raw).expanduser().resolve() if raw else default
 
 
+def site_url_from_address(address: str) -> str:
+    """The site's URL for links (no trailing slash) from the address ``runserver`` is given.
+
+    ``address`` is what ``make run`` passes on (``PODIUM_ADDRESS``): ``host:port``,
+    ``[ipv6]:port`` or a bare port. A wildcard host (``0.0.0.0``, ``[::]``) names no address a
+    reader can open, so the link goes to the loopback with the same port; a server reached under
+    another name sets ``PODIUM_SITE_URL``.
+    """
+    host, _, port = address.strip().rpartition(":")
+    if not host:  # a bare port, as runserver takes it: runserver listens on 127.0.0.1
+        host = "127.0.0.1"
+    if host in {"0.0.0.0", "0", "[::]"}:
+        host = "127.0.0.1"
+    return f"http://{host}:{port}"
+
+
 def require(name: str) -> str:
     """The variable's value; raises ``ImproperlyConfigured`` naming it when unset or blank."""
     value = os.environ.get(name, "").strip()

@@ -149,7 +149,9 @@ class JudgePanel:
 
     `state` is one of:
     - "not_applicable": no panel (no judge metrics, an imported run without a test set, a run
-      not scored yet or failed);
+      that failed or was cancelled);
+    - "waiting" with `before_scores`: the run is not scored yet and will be judged after; the
+      page shows no panel yet (it only polls), the API says "waiting" (issue 32, point 10);
     - "unavailable": the run waits for the judge but it cannot run (`reason` says why);
     - "starting": the run was scored a moment ago and the benchmark starts the judge by itself
       (the scored hook is about to queue it): the page keeps watching;
@@ -175,10 +177,11 @@ class JudgePanel:
     polling: bool = False
     # A held job's admin page, where a maintainer accepts or cancels it ("" for anyone else).
     decide_url: str = ""
+    before_scores: bool = False
 
     @property
     def shown(self) -> bool:
-        return self.state != "not_applicable"
+        return self.state != "not_applicable" and not self.before_scores
 
 
 def judge_panel(evaluation: Evaluation | None, viewer: Any) -> JudgePanel | None:
@@ -192,7 +195,13 @@ def judge_panel(evaluation: Evaluation | None, viewer: Any) -> JudgePanel | None
     if not benchmark.has_judge or evaluation.test_set_id is None:
         return JudgePanel("not_applicable", submission.pk)
     if state in STATES_BEFORE_SCORES:
-        return JudgePanel("not_applicable", submission.pk, polling=True)
+        return JudgePanel(
+            "waiting",
+            submission.pk,
+            message="The LLM judge can start once the run is scored.",
+            polling=True,
+            before_scores=True,
+        )
     if state not in STATES_WITH_SCORES:  # failed or cancelled: nothing to judge
         return JudgePanel("not_applicable", submission.pk)
 

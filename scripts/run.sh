@@ -18,6 +18,9 @@ cd "$(dirname "$0")/.."
 
 PY=.venv/bin/python
 ADDRESS=${PODIUM_ADDRESS:-127.0.0.1:8000}
+# The web server serves here and the worker's emails link here (config/settings/dev.py builds
+# PODIUM_SITE_URL from it unless that is set).
+export PODIUM_ADDRESS="$ADDRESS"
 STANDIN_PORT=${PODIUM_STANDIN_PORT:-0}
 MODEL_PORT=${PODIUM_STANDIN_MODEL_PORT:-0}
 GITHUB_PORT=${PODIUM_STANDIN_GITHUB_PORT:-0}

@@ -1,6 +1,13 @@
 """Local development: DEBUG on, a throwaway secret key, localhost only."""
 
-from config.env import env_bool, env_fernet_keys, env_int, env_list, env_str
+from config.env import (
+    env_bool,
+    env_fernet_keys,
+    env_int,
+    env_list,
+    env_str,
+    site_url_from_address,
+)
 
 from .base import *  # noqa: F403
 
@@ -10,6 +17,12 @@ ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost"])
 # Mail (notifications, allauth's password reset) is printed to the console unless EMAIL_BACKEND
 # names another backend.
 MAILERS = mailers_from_env("django.core.mail.backends.console.EmailBackend")  # noqa: F405
+# The links in emails go to the address `make run` serves on (PODIUM_ADDRESS, which
+# scripts/run.sh hands to runserver and to the worker that sends the mail); an explicit
+# PODIUM_SITE_URL wins.
+PODIUM_SITE_URL = env_str(
+    "PODIUM_SITE_URL", site_url_from_address(env_str("PODIUM_ADDRESS", "127.0.0.1:8000"))
+)
 # Board tables are rendered afresh on every request, so template edits show at once.
 PODIUM_BOARD_CACHE_SECONDS = env_int("PODIUM_BOARD_CACHE_SECONDS", 0)
 # The stand-in model `make run` starts (scripts/run.sh, PODIUM_STANDIN_MODEL_PORT; 0: none),

@@ -374,6 +374,8 @@ class SubmissionAdmin(EntryViewersOnly, admin.ModelAdmin):
     def judge_progress(self, submission: Submission) -> str:
         evaluation = self._status(submission).evaluation
         panel = judge_panel(evaluation, None)
+        if panel is not None and panel.before_scores:
+            return panel.message
         if panel is None or not panel.shown:
             return "No judge step for this run."
         text = {

@@ -12,6 +12,7 @@ from django.urls import reverse
 from accounts.models import ApiToken
 from accounts.services import MAX_ACTIVE_TOKENS, create_api_token, hash_token, revoke_api_token
 from tests.accounts.factories import UserFactory
+from tests.submissions.pages import required_marks
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db]
 
@@ -273,3 +274,11 @@ def test_the_raw_token_travels_encrypted_and_a_stale_one_is_never_shown(signed_i
 
     assert RAW_TOKEN.findall(content) == []
     assert NEW_TOKEN_SESSION_KEY not in signed_in.session
+
+
+def test_the_token_name_is_marked_required(signed_in):
+    # Issue 32, point 10.
+    marked, required, legend = required_marks(signed_in.get(URL).content.decode())
+
+    assert marked == required == ["id_name"]
+    assert legend

@@ -247,8 +247,46 @@ def test_the_judge_step_is_queued_on_medvidbench(medvidbench_upload):
     assert response.json()["judge"]["state"] == "running"
 
 
+def test_a_queued_run_waits_for_the_judge_on_medvidbench(medvidbench_queued):
+    # Issue 32, point 10: the run will be judged once scored, so not "not_applicable".
+    client, submission_id = medvidbench_queued
+
+    body = client.get(reverse("api:submission-detail", args=[submission_id])).json()
+
+    assert body["evaluation"]["status"] == EvaluationStatus.QUEUED
+    assert body["judge"] == {
+        "state": "waiting",
+        "message": "The LLM judge can start once the run is scored.",
+        "job_status": None,
+        "items_total": 0,
+        "items_done": 0,
+        "items_failed": 0,
+        "calls": 0,
+        "tokens": 0,
+        "estimated_cost_usd": None,
+    }
+
+
+def test_a_queued_run_without_a_judge_step_is_not_applicable(benchmark, perfect_predictions):
+    client = token_client(UserFactory())
+    submission_id = submit(client, benchmark, perfect_predictions).json()["id"]
+
+    body = client.get(reverse("api:submission-detail", args=[submission_id])).json()
+
+    assert body["evaluation"]["status"] == EvaluationStatus.QUEUED
+    assert (body["judge"]["state"], body["judge"]["message"]) == ("not_applicable", "")
+
+
 @pytest.fixture
-def medvidbench_upload(private_dir, records, tmp_path):
+def medvidbench_upload(medvidbench_queued):
+    client, submission_id = medvidbench_queued
+    score_evaluation(Submission.objects.get().evaluations.get())
+    return client, submission_id
+
+
+@pytest.fixture
+def medvidbench_queued(private_dir, records, tmp_path):
+    """A MedVidBench entry uploaded by API, its run queued (not scored yet)."""
     from benchmark.services import ensure_plugin_benchmark, import_testset
     from tests.benchmark.factories import write_ground_truth
 
@@ -268,5 +306,4 @@ def medvidbench_upload(private_dir, records, tmp_path):
     ]
     client = token_client(UserFactory())
     submission_id = submit(client, benchmark, json.dumps(rows).encode()).json()["id"]
-    score_evaluation(Submission.objects.get().evaluations.get())
     return client, submission_id

@@ -7,7 +7,7 @@ import pytest
 from cryptography.fernet import Fernet
 from django.core.exceptions import ImproperlyConfigured
 
-from config.env import database_config, env_bool, env_list, require
+from config.env import database_config, env_bool, env_list, require, site_url_from_address
 
 SQLITE_PATH = Path("/srv/podium/var/podium.sqlite3")
 
@@ -262,3 +262,84 @@ def test_production_accepts_a_github_enterprise_server_over_https(repo_root):
     )
 
     assert (result.returncode, result.stdout, result.stderr) == (0, "False\n", "")
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize(
+    ("address", "site_url"),
+    [
+        ("127.0.0.1:8000", "http://127.0.0.1:8000"),
+        ("podium-dev.lan:9001", "http://podium-dev.lan:9001"),
+        ("8001", "http://127.0.0.1:8001"),
+        ("[::1]:8002", "http://[::1]:8002"),
+        # A wildcard is no address to open: the loopback, on the port served.
+        ("0.0.0.0:9000", "http://127.0.0.1:9000"),
+        ("[::]:9000", "http://127.0.0.1:9000"),
+    ],
+)
+def test_site_url_from_the_address_runserver_is_given(address, site_url):
+    assert site_url_from_address(address) == site_url
+
+
+# An email's links as the dev settings build them (`make run`'s web server and worker): an unsaved
+# rejected entry, so no database is needed.
+_DEV_EMAIL_LINKS = """
+import django
+django.setup()
+from django.conf import settings
+from accounts.models import User
+from benchmark.models import Benchmark
+from submissions.models import Notification, NotificationKind, Submission
+from submissions.notifications import _email_context
+submission = Submission(pk=7, benchmark=Benchmark(slug="medvidbench"), verification_reason="x")
+notice = Notification(kind=NotificationKind.REJECTED, submission=submission,
+                      recipient=User(username="ada"))
+context = _email_context(notice)
+print(context["url"], context["board_url"])
+"""
+
+
+def _dev_email_links(repo_root: Path, **env: str) -> str:
+    clean = {
+        key: value
+        for key, value in os.environ.items()
+        if key not in {"DJANGO_SETTINGS_MODULE", "PODIUM_SITE_URL", "PODIUM_ADDRESS"}
+    }
+    clean |= {"DJANGO_SETTINGS_MODULE": "config.settings.dev", **env}
+    result = subprocess.run(
+        [sys.executable, "-c", _DEV_EMAIL_LINKS],
+        cwd=repo_root,
+        env=clean,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    return result.stdout.strip()
+
+
+@pytest.mark.integration
+def test_dev_emails_link_to_the_address_make_run_serves_on(repo_root):
+    # scripts/run.sh exports the address it hands runserver as PODIUM_ADDRESS (issue 32, 10).
+    links = _dev_email_links(repo_root, PODIUM_ADDRESS="192.0.2.7:9001")
+
+    assert links == "http://192.0.2.7:9001/submissions/7/ http://192.0.2.7:9001/b/medvidbench/"
+
+
+@pytest.mark.integration
+def test_dev_emails_link_to_the_default_address_when_none_is_given(repo_root):
+    links = _dev_email_links(repo_root)
+
+    assert links == "http://127.0.0.1:8000/submissions/7/ http://127.0.0.1:8000/b/medvidbench/"
+
+
+@pytest.mark.integration
+def test_an_explicit_site_url_wins_over_the_served_address(repo_root):
+    links = _dev_email_links(
+        repo_root, PODIUM_ADDRESS="0.0.0.0:9001", PODIUM_SITE_URL="https://podium.example.org/"
+    )
+
+    assert links == (
+        "https://podium.example.org/submissions/7/ https://podium.example.org/b/medvidbench/"
+    )

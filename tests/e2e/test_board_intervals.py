@@ -3,7 +3,8 @@ laptop's width (1,400 px) and a phone's (390 px), under the Content-Security-Pol
 
 Six entries scored on the interval slice of the demo test set (B = 200), rank intervals
 computed: the references alone in tier 1, three fine-tuned-like runs sharing places, two
-chat-model runs at the bottom. Screenshots: /tmp/e2e_board12_<width>.png and
+chat-model runs at the bottom. Screenshots: /tmp/e2e_board12_<width>_<scheme>.png (the chart
+alone: /tmp/e2e_board12_chart_<width>_<scheme>.png, light and dark) and
 /tmp/e2e_compare_<width>.png.
 """
 
@@ -55,10 +56,34 @@ def no_page_overflow(page, width):
     assert page.evaluate("document.documentElement.scrollWidth") <= width
 
 
+# The rank chart's drawing in the page's colours (issue 32, point 10: it was a white panel in
+# the dark scheme): the plain bands are the page's background, the lines and dots its colours.
+CHART_COLOURS = """
+(chart) => {
+  const style = (element, property) => getComputedStyle(element).getPropertyValue(property);
+  const bands = chart.querySelectorAll("rect.tier-band");  // tier 1 shaded, then alternating
+  return {
+    page: getComputedStyle(document.body).backgroundColor,
+    svg: getComputedStyle(chart).backgroundColor,
+    band: style(bands[1], "fill"),
+    shaded: style(bands[0], "fill"),
+    label: style(chart.querySelector("a text"), "fill"),
+    axis: style(chart.querySelector("text:not(a text)"), "fill"),
+    dot: style(chart.querySelector("circle"), "fill"),
+  };
+}
+"""
+COLOURS = {
+    "light": {"page": "rgb(255, 255, 255)", "shaded": "rgb(238, 243, 249)"},
+    "dark": {"page": "rgb(20, 24, 29)", "shaded": "rgb(31, 41, 53)"},
+}
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
 @pytest.mark.parametrize("width", WIDTHS)
-def test_the_board_shows_tiers_and_the_rank_interval_chart(live_server, browser, width):
+def test_the_board_shows_tiers_and_the_rank_interval_chart(live_server, browser, width, scheme):
     expect = playwright_api.expect
-    page = browser.new_page(viewport={"width": width, "height": 900})
+    page = browser.new_page(viewport={"width": width, "height": 900}, color_scheme=scheme)
     page.set_default_timeout(20_000)
     try:
         response = page.goto(f"{live_server.url}/b/medvidbench/community/")
@@ -101,6 +126,15 @@ def test_the_board_shows_tiers_and_the_rank_interval_chart(live_server, browser,
         assert box["width"] >= (700 if shown == "wide" else 340)
         assert box["x"] + box["width"] <= width  # no sideways scrolling needed
         assert chart.get_attribute("role") == "group"  # it holds links: not an img
+        colours = chart.evaluate(CHART_COLOURS)
+        expected = COLOURS[scheme]
+        assert colours["svg"] in {"rgba(0, 0, 0, 0)", expected["page"]}  # no card of its own
+        assert (colours["page"], colours["band"], colours["shaded"]) == (
+            expected["page"],
+            expected["page"],
+            expected["shaded"],
+        )
+        assert len({colours["label"], colours["axis"], colours["dot"], expected["page"]}) == 4
         # The long name is shortened in the drawing, whole in its tooltip and the table.
         short = "Noisy three with a rather lon…" if shown == "wide" else "Noisy three wit…"
         expect(chart).to_contain_text(short)
@@ -111,9 +145,11 @@ def test_the_board_shows_tiers_and_the_rank_interval_chart(live_server, browser,
         )
         no_page_overflow(page, width)
         assert_no_csp_violations(browser, page)
-        page.screenshot(path=f"/tmp/e2e_board12_{width}.png", full_page=True)
+        page.screenshot(path=f"/tmp/e2e_board12_{width}_{scheme}.png", full_page=True)
         # The chart alone, for a closer look.
-        page.locator("section.rank-chart").screenshot(path=f"/tmp/e2e_board12_chart_{width}.png")
+        page.locator("section.rank-chart").screenshot(
+            path=f"/tmp/e2e_board12_chart_{width}_{scheme}.png"
+        )
     finally:
         page.close()
 

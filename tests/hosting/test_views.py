@@ -17,6 +17,7 @@ from hosting.models import HostedRequest
 from submissions.services import recompute_board
 from tests.accounts.factories import UserFactory, maintainer_user
 from tests.benchmark.factories import BenchmarkFactory
+from tests.submissions.pages import required_marks
 
 from .conftest import FACTS, MODEL, run, score_entry, submit
 
@@ -59,6 +60,24 @@ def test_the_submit_page_offers_a_model_endpoint_only_where_the_benchmark_takes_
     assert offer.strip() == ""
     assert signed_in.get(reverse("hosting:submit", args=[other.slug])).status_code == 404
     assert signed_in.get(reverse("hosting:queue", args=[other.slug])).status_code == 404
+
+
+def test_the_required_fields_are_marked_and_the_mark_explained(benchmark, signed_in):
+    # Issue 32, point 10.
+    page = signed_in.get(reverse("hosting:submit", args=[benchmark.slug])).content.decode()
+
+    marked, required, legend = required_marks(page)
+
+    assert marked == required
+    assert [field for field in marked if not field.startswith("id_fact_")] == [
+        "id_model_name",
+        "id_institution",
+        "id_contact_email",
+        "id_model_url",
+        "id_base_url",
+        "id_model",
+    ]
+    assert legend
 
 
 def test_the_form_queues_a_request_and_lands_on_its_page(benchmark, signed_in, owner, settings):

@@ -315,7 +315,8 @@ def test_before_scoring_the_panel_only_polls(client, submitter, judged_benchmark
         f'hx-get="/submissions/{submission.pk}/status/" hx-trigger="every 2s" '
         f'hx-swap="outerHTML">'
     ) in content
-    assert '<section id="judge" class="judge-panel judge-not_applicable">\n\n</section>' in content
+    # The run waits to be judged (the API says "waiting"); the page shows nothing yet.
+    assert '<section id="judge" class="judge-panel judge-waiting">\n\n</section>' in content
     assert "LLM judge <span" not in content
     # The panel's own fragment, for a page that shows it alone, still polls itself.
     alone = panel(client, submission)

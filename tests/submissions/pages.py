@@ -73,3 +73,38 @@ def get(client, url, status=200):
     response = client.get(url)
     assert response.status_code == status
     return response.content.decode()
+
+
+class RequiredMarks(HTMLParser):
+    """A form page's required marks: the ids the marked labels point at, the ids of the
+    inputs with the `required` attribute, and whether the page says what the mark means."""
+
+    def __init__(self):
+        super().__init__()
+        self.marked, self.required = [], []
+        self.legend = False
+        self.label_for = None
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        classes = (attrs.get("class") or "").split()
+        if tag == "label":
+            self.label_for = attrs.get("for")
+        elif tag == "span" and "required-mark" in classes and self.label_for:
+            assert attrs.get("aria-hidden") == "true"  # the input's `required` is announced
+            self.marked.append(self.label_for)
+        elif tag == "p" and "required-legend" in classes:
+            self.legend = True
+        if tag in {"input", "select", "textarea"} and "required" in attrs:
+            self.required.append(attrs["id"])
+
+    def handle_endtag(self, tag):
+        if tag == "label":
+            self.label_for = None
+
+
+def required_marks(content):
+    """(the marked labels' field ids, the required inputs' ids, the legend shown)."""
+    parser = RequiredMarks()
+    parser.feed(content)
+    return parser.marked, parser.required, parser.legend

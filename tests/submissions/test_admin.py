@@ -476,6 +476,23 @@ def test_rerun_the_judge_starts_a_job_requested_by_the_maintainer(
     assert [action for action in trail if f"<td>{action}</td>" not in page] == []
 
 
+def test_a_queued_run_is_said_to_wait_for_its_scores_before_the_judge(
+    as_maintainer, judged_benchmark, upload
+):
+    submission = services.create_submission(
+        judged_benchmark,
+        owner=UserFactory(),
+        details=services.SubmissionDetails(model_name="Queued"),
+        predictions=upload(),
+    )
+
+    page = as_maintainer.get(f"{LIST}{submission.pk}/change/").content.decode()
+
+    # Not "No judge step for this run." (issue 32, point 10): it is judged once scored.
+    assert "The LLM judge can start once the run is scored." in page
+    assert "No judge step for this run." not in page
+
+
 def test_rerun_the_judge_reports_entries_it_cannot_judge(as_maintainer, entry):
     # A run without a test set (as imported results have) has nothing to judge.
     no_run = SubmissionFactory(benchmark=entry.benchmark, model_name="No run")

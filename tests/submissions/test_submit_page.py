@@ -19,6 +19,7 @@ from submissions import services
 from submissions.models import Submission
 from tests.accounts.factories import UserFactory, maintainer_user
 from tests.benchmark.factories import BenchmarkFactory, write_ground_truth
+from tests.submissions.pages import required_marks
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db]
 
@@ -175,6 +176,24 @@ def test_a_page_without_errors_has_no_summary(client, submitter):
 
     assert "form-summary" not in content
     assert "field-note" not in content
+
+
+def test_the_required_fields_are_marked_and_the_mark_explained(client, benchmark, submitter):
+    # Issue 32, point 10: the label's mark, the input's `required`, the line saying what it means.
+    marked, required, legend = required_marks(client.get("/b/medvidbench/submit/").content.decode())
+
+    assert (
+        marked
+        == required
+        == [
+            "id_model_name",
+            "id_institution",
+            "id_contact_email",
+            "id_model_url",
+            "id_predictions",
+        ]
+    )
+    assert legend
 
 
 def test_the_api_keeps_its_0_based_rows(benchmark, submitter, samples, perfect_predictions):

@@ -7,6 +7,7 @@ from django.contrib.auth.models import Group
 
 from accounts.roles import MAINTAINERS_GROUP
 from tests.accounts.factories import UserFactory
+from tests.submissions.pages import required_marks
 from verifying.models import ModelEndpoint
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db]
@@ -54,6 +55,16 @@ def test_the_owner_registers_the_endpoint_and_the_key_is_never_shown_again(
     for shown in (page, form, api):
         assert SECRET not in shown
         assert endpoint.api_key_encrypted not in shown
+
+
+def test_the_required_fields_are_marked_and_the_mark_explained(owner_client, access_granted):
+    # Issue 32, point 10: the key may be left blank, the rest may not.
+    marked, required, legend = required_marks(
+        owner_client.get(url(access_granted)).content.decode()
+    )
+
+    assert marked == required == ["id_base_url", "id_model"]
+    assert legend
 
 
 def test_a_refused_form_does_not_send_the_key_back(owner_client, access_granted):
