@@ -272,6 +272,10 @@ class BoardTotals(models.Model):
     # The rank of the board's first row (issue 32): above 1 under the global scope when the
     # other board holds the ranks above it, which the board page then names.
     first_rank = models.PositiveIntegerField(default=1)
+    # The metrics with a value (or a pending judge value) on at least one of the board's rows
+    # (issue 32): the board hides the others by default. None: not computed (a board written
+    # before), every column shown.
+    filled_metrics = models.JSONField(null=True, blank=True, default=None)
 
     class Meta:
         verbose_name_plural = "board totals"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import timedelta
+from urllib.parse import urlencode
 
 from django.conf import settings
 from django.contrib import messages
@@ -76,9 +77,23 @@ def board(request: HttpRequest, slug: str, board: str = BoardKind.OFFICIAL) -> H
     columns = selectors.category_metrics(category, metrics) if category else metrics
     sort = selectors.parse_board_sort(request.GET.get("sort"), request.GET.get("dir"), columns)
     board_filter = selectors.parse_board_filter(
-        request.GET.get("q"), request.GET.get("tag"), request.GET, asked=benchmark.fact_keys
+        request.GET.get("q"),
+        request.GET.get("tag"),
+        request.GET,
+        asked=benchmark.fact_keys,
+        columns=request.GET.get("columns"),
     )
     summary = selectors.board_summary(benchmark)
+    # Issue 32: a column no row of this board has a value in is hidden unless `?columns=all`
+    # (the sorted one always shows).
+    filled = summary.filled_metrics.get(board)
+    hidden = [
+        metric
+        for metric in columns
+        if filled is not None and metric.key not in filled and metric.key != sort.key
+    ]
+    if not board_filter.all_columns:
+        columns = [metric for metric in columns if metric not in hidden]
     table, chart = _board_parts(
         benchmark, kind, sort, board_filter, request.GET.get("page"), columns, summary, category
     )
@@ -104,6 +119,21 @@ def board(request: HttpRequest, slug: str, board: str = BoardKind.OFFICIAL) -> H
         ),
         "table": table,
         "chart": chart,
+        "hidden_columns": [] if board_filter.all_columns else hidden,
+        "empty_columns": hidden,
+        "columns_href": "?"
+        + urlencode(
+            {
+                **({"category": category.key} if category else {}),
+                **board_filter.row_params,
+                **(
+                    {"sort": sort.key, "dir": sort.direction}
+                    if sort.key != "rank" or sort.descending
+                    else {}
+                ),
+                **({} if board_filter.all_columns else {"columns": "all"}),
+            }
+        ),
         # Who holds the ranks above this board's first row (the global scope; the overview).
         "ranks_above": None if category else selectors.ranks_above(benchmark, kind, summary),
         **_official_how(benchmark),
@@ -151,6 +181,8 @@ def _board_parts(
             f"podium:board:v4:{benchmark.pk}:{board}:{stamp}:{sort.key}:{sort.direction}"
             f":{board_filter.tag}:{page_key}"
         )
+        if board_filter.all_columns:  # issue 32: every column, the empty ones too
+            key += ":all-columns"
         if category is not None or board_filter.facts:
             # Issue 15: the tab and the facts shape the table too (appended, so the keys of a
             # board without them are as they were).

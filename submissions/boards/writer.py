@@ -7,6 +7,7 @@ from datetime import datetime
 from functools import partial
 from typing import Any
 
+import numpy as np
 from django.db import connection, transaction
 from django.db.models import QuerySet
 from django.utils import timezone
@@ -17,7 +18,7 @@ from core.bulk import insert_rows
 
 from ..board_json import enqueue_board_json
 from ..board_orders import enqueue_board_orders
-from ..enums import BoardKind
+from ..enums import STATES_JUDGE_PENDING, BoardKind
 from ..hooks import board_listeners
 from ..intervals import enqueue_rank_intervals
 from ..models import (
@@ -173,7 +174,9 @@ def _rewrite_board(benchmark: Benchmark) -> None:
             for row, own in zip(candidates, intervals, strict=True)
         ]
         keys = [metric.key for metric in metrics]
-        totals = _board_totals(benchmark, boards, with_intervals, keys, now, places.rank)
+        pending = [row.status in STATES_JUDGE_PENDING for row in candidates]
+        filled = _filled_metrics(metrics, boards, values, pending)
+        totals = _board_totals(benchmark, boards, with_intervals, keys, now, places.rank, filled)
         # What the rows are made of (a million objects at 100,000 entries: the decoded
         # metrics, the candidates) is held by the rows' builders alone from here, and freed
         # by a helper thread once the last row is built, while the server loads the last
@@ -206,6 +209,7 @@ def _board_totals(
     metric_keys: list[str],
     now: datetime,
     ranks: Any,
+    filled: dict[str, list[str]],
 ) -> list[BoardTotals]:
     """Each board's totals as the rows just written make them (`boards` and `with_intervals`
     are each row's board and whether it shows metric intervals): its rows, those with metric
@@ -229,9 +233,33 @@ def _board_totals(
                     computed_at=now,
                     metric_keys=metric_keys,
                     first_rank=first_rank,
+                    filled_metrics=filled.get(kind, []),
                 )
             )
     return totals
+
+
+def _filled_metrics(
+    metrics: list[Metric], boards: list[str], values: Any, pending: list[bool]
+) -> dict[str, list[str]]:
+    """Per board, the keys of the metrics some row has a value for (`values`: one row per
+    metric, a column per candidate, NaN where absent), a judge metric also where some row's
+    judge is pending (its cell says "pending"), in the metrics' order."""
+    filled: dict[str, list[str]] = {}
+    on_board = {kind: np.array([board == kind for board in boards]) for kind in BoardKind}
+    waiting = np.array(pending, dtype=bool)
+    for kind, mask in on_board.items():
+        if not mask.any():
+            continue
+        keys = []
+        for row, metric in enumerate(metrics):
+            has = bool(np.isfinite(values[row][mask]).any())
+            if not has and metric.is_judge_metric:
+                has = bool(waiting[mask].any())
+            if has:
+                keys.append(metric.key)
+        filled[kind] = keys
+    return filled
 
 
 def category_ratings(

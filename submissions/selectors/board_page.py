@@ -79,6 +79,9 @@ class BoardFilter:
     text: str = ""
     tag: str = ""
     facts: tuple[tuple[str, str], ...] = ()
+    # `?columns=all` (issue 32): every metric's column, the empty ones too. Not a filter of
+    # the rows: kept in the page's links, left out of the downloads (which have every column).
+    all_columns: bool = False
 
     @property
     def active(self) -> bool:
@@ -86,7 +89,13 @@ class BoardFilter:
 
     @property
     def params(self) -> dict[str, str]:
-        """The query parameters that ask for this filter (none for the whole board)."""
+        """The query parameters that ask for this filter (none for the whole board), and for
+        every column when asked."""
+        return self.row_params | ({"columns": "all"} if self.all_columns else {})
+
+    @property
+    def row_params(self) -> dict[str, str]:
+        """The query parameters that choose the rows."""
         chosen = {name: value for name, value in (("q", self.text), ("tag", self.tag)) if value}
         return chosen | dict(self.facts)
 
@@ -101,6 +110,7 @@ def parse_board_filter(
     facts: Mapping[str, Any] | None = None,
     *,
     asked: Iterable[str] = (),
+    columns: str | None = None,
 ) -> BoardFilter:
     """The filter a board URL asks for (`?q=<text>&tag=<tag>`, and a value for each fact the
     benchmark asks (`asked`) and boards filter on). An unknown tag or fact value is ignored,
@@ -111,7 +121,12 @@ def parse_board_filter(
         for definition in filterable_facts(asked)
         if facts and facts.get(definition.key) in definition.values
     )
-    return BoardFilter(text=text, tag=tag if tag in BOARD_TAGS else "", facts=chosen)
+    return BoardFilter(
+        text=text,
+        tag=tag if tag in BOARD_TAGS else "",
+        facts=chosen,
+        all_columns=columns == "all",
+    )
 
 
 def filter_board_entries(entries: QuerySet[BoardEntry], board_filter: BoardFilter) -> QuerySet:
@@ -438,7 +453,7 @@ def board_download_query(
             **({"category": category} if category else {}),
             "sort": sort.key,
             "direction": sort.direction,
-            **board_filter.params,
+            **board_filter.row_params,
         }
     )
 

@@ -60,6 +60,8 @@ class BoardSummary:
     intervals: dict[str, BoardIntervals] = field(default_factory=dict)
     # Each board's first row's rank (1 unless the other board holds the ranks above it).
     first_ranks: dict[str, int] = field(default_factory=dict)
+    # Each board's metrics with a value on some row (None: not known, show every column).
+    filled_metrics: dict[str, list[str] | None] = field(default_factory=dict)
 
 
 def board_summary(benchmark: Benchmark) -> BoardSummary:
@@ -68,11 +70,13 @@ def board_summary(benchmark: Benchmark) -> BoardSummary:
     board's size."""
     counts = {kind.value: 0 for kind in BoardKind}
     first_ranks = {kind.value: 1 for kind in BoardKind}
+    filled: dict[str, list[str] | None] = {kind.value: None for kind in BoardKind}
     intervals = {kind.value: NO_INTERVALS for kind in BoardKind}
     computed_at = None
     for totals in BoardTotals.objects.filter(benchmark=benchmark):
         counts[totals.board] = totals.entries
         first_ranks[totals.board] = totals.first_rank
+        filled[totals.board] = totals.filled_metrics
         ready = totals.entries > 0 and totals.with_rank_intervals == totals.entries
         intervals[totals.board] = BoardIntervals(
             ready=ready,
@@ -82,7 +86,11 @@ def board_summary(benchmark: Benchmark) -> BoardSummary:
         )
         computed_at = max(filter(None, [computed_at, totals.computed_at]))
     return BoardSummary(
-        counts=counts, computed_at=computed_at, intervals=intervals, first_ranks=first_ranks
+        counts=counts,
+        computed_at=computed_at,
+        intervals=intervals,
+        first_ranks=first_ranks,
+        filled_metrics=filled,
     )
 
 

@@ -762,3 +762,51 @@ def test_about_says_a_lexicographic_order(client, lexicographic_board):
     ) in content
     assert "Mean rank over the" not in content
     assert "<dt>Scope</dt><dd>All entries (official and community together)</dd>" in content
+
+
+def test_columns_no_row_has_a_value_in_are_hidden_until_asked_for(client, benchmark):
+    """Issue 32, point 6: MedSG-Bench showed 12 columns empty on every imported row, and the
+    MedVidBench board was wider than a laptop's screen."""
+    for name, value in (("Imported A", 0.4), ("Imported B", 0.3)):
+        services.import_published_result(
+            benchmark,
+            model_name=name,
+            values={"CVS_acc": value, "NAP_acc": value},
+            verified_at=datetime(2026, 4, 15, tzinfo=UTC),
+        )
+    # A Community entry waiting for its judge: its judge columns say "pending", so they stay.
+    scored_entry(
+        benchmark,
+        "Waiting",
+        values(DVC_llm=None, VS_llm=None, RC_llm=None),
+        status=EvaluationStatus.SCORED,
+    )
+    services.recompute_board(benchmark)
+
+    official = get(client, "/b/medvidbench/")
+    header = [text for _, text in parse_table(official, "board").rows[0]]
+    assert header == ["Rank ▲", "Model", "Team", "CVS_acc", "NAP_acc", "Date"]
+    hidden = [key for key in METRIC_KEYS if key not in ("CVS_acc", "NAP_acc")]
+    assert (
+        f"8 columns with no value on any row of this board are hidden: {', '.join(hidden)}."
+    ) in visible_text(official)
+    assert '<a href="?columns=all">Show every column</a>' in official
+
+    # Asked for, every column shows, and the page's links keep asking (sorting, the tabs).
+    every = get(client, "/b/medvidbench/?columns=all")
+    header = [text for _, text in parse_table(every, "board").rows[0]]
+    assert header == ["Rank ▲", "Model", "Team", *METRIC_KEYS, "Date"]
+    assert "Every column is shown, 8 with no value on any row of this board." in (
+        visible_text(every)
+    )
+    assert '<a href="?">Hide the empty columns</a>' in every
+    assert "columns=all" in parse_table(every, "board").header_links[1]
+    # The downloads have every column anyway: not asked there.
+    assert "columns=all" not in re.search(r'rankings.csv\?([^"]*)"', every).group(1)
+
+    # A column sorted by stays, empty or not; the Community board keeps its pending ones.
+    by_stg = get(client, "/b/medvidbench/?sort=STG_mIoU&dir=desc")
+    assert "STG_mIoU ▼" in [text for _, text in parse_table(by_stg, "board").rows[0]]
+    community = get(client, "/b/medvidbench/community/")
+    assert "DVC_llm" in [text for _, text in parse_table(community, "board").rows[0]]
+    assert 'id="columns-note"' not in community
