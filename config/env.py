@@ -99,24 +99,35 @@ def require(name: str) -> str:
     return value
 
 
+# The web server and the worker's processes write at once (scoring, judge jobs, hosted requests,
+# re-runs): WAL lets readers go on beside a writer, IMMEDIATE takes the write lock at BEGIN (a
+# DEFERRED transaction that reads and then writes fails at once when another writer got ahead
+# of it, whatever the timeout), and a writer waits up to 30 s for another instead of failing.
+SQLITE_OPTIONS: dict[str, Any] = {
+    "timeout": 30,
+    "transaction_mode": "IMMEDIATE",
+    "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+}
+
+
 def database_config(database_url: str | None, *, sqlite_path: Path) -> dict[str, Any]:
     """``DATABASES["default"]`` for ``database_url``, or an SQLite file when it is unset or blank.
 
     SQLite is the embedded default so ``make run`` works on a fresh machine with nothing else
     running; PostgreSQL (``postgres://user@host:5432/name``) is what production and CI use.
+    SQLite gets ``SQLITE_OPTIONS`` however it is chosen: unset, or ``sqlite:///path`` (options
+    in the URL's query string win). An SQLite URL used to get none of them: a rollback journal,
+    DEFERRED transactions and Python's 5 s timeout, and so `database is locked` tracebacks on
+    a first run (issue 32, point 11).
     """
-    if database_url and database_url.strip():
-        # conn_max_age: keep connections across requests; health checks drop dead ones.
-        return dj_database_url.parse(database_url.strip(), conn_max_age=60, conn_health_checks=True)
-    # The web server and the worker's processes write at once (scoring, judge jobs): WAL lets
-    # readers go on beside a writer, IMMEDIATE takes the write lock at BEGIN (no deadlocked
-    # lock upgrades), and a writer waits up to 30 s for another instead of failing.
-    return {
-        "ENGINE": "django.db.backends.sqlite3",
-        "NAME": str(sqlite_path),
-        "OPTIONS": {
-            "timeout": 30,
-            "transaction_mode": "IMMEDIATE",
-            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
-        },
-    }
+    if not (database_url and database_url.strip()):
+        return {
+            "ENGINE": "django.db.backends.sqlite3",
+            "NAME": str(sqlite_path),
+            "OPTIONS": dict(SQLITE_OPTIONS),
+        }
+    # conn_max_age: keep connections across requests; health checks drop dead ones.
+    config = dj_database_url.parse(database_url.strip(), conn_max_age=60, conn_health_checks=True)
+    if config["ENGINE"] == "django.db.backends.sqlite3":
+        config["OPTIONS"] = {**SQLITE_OPTIONS, **config.get("OPTIONS", {})}
+    return config

@@ -133,10 +133,18 @@ def reap_stale_boards() -> int:
     for found in stale:
         if rebuild_board(found.benchmark, unless_built=found.total, wait=False):
             rebuilt += 1
-            logger.warning(
-                "the board of benchmark %s was %s change(s) behind; rebuilt it (a refresh "
-                "was lost, or its change had just committed on a board not rebuilt lately)",
+            # A warning only when the refresh was surely lost: its change is older than the
+            # cutoff. A young change on a board not built lately (or never) may have had its
+            # refresh under way, waiting for the lock (on SQLite, for the database's one write
+            # lock, behind the worker's writes: a busy first run showed that warning).
+            lost = found.changed_at < cutoff
+            logger.log(
+                logging.WARNING if lost else logging.INFO,
+                "the board of benchmark %s was %s change(s) behind; rebuilt it (%s)",
                 found.benchmark_id,
                 found.total - found.built,
+                "a refresh was lost"
+                if lost
+                else "its last change is recent: its refresh may have been under way",
             )
     return rebuilt

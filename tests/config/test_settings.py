@@ -7,7 +7,14 @@ import pytest
 from cryptography.fernet import Fernet
 from django.core.exceptions import ImproperlyConfigured
 
-from config.env import database_config, env_bool, env_list, require, site_url_from_address
+from config.env import (
+    SQLITE_OPTIONS,
+    database_config,
+    env_bool,
+    env_list,
+    require,
+    site_url_from_address,
+)
 
 SQLITE_PATH = Path("/srv/podium/var/podium.sqlite3")
 
@@ -37,6 +44,24 @@ def test_without_database_url_the_default_is_an_sqlite_file(database_url):
     assert config["OPTIONS"]["transaction_mode"] == "IMMEDIATE"
     assert "journal_mode=WAL" in config["OPTIONS"]["init_command"]
     assert config["OPTIONS"]["timeout"] == 30
+
+
+@pytest.mark.unit
+def test_an_sqlite_database_url_gets_the_same_options():
+    config = database_config("sqlite:////srv/other/podium.sqlite3", sqlite_path=SQLITE_PATH)
+
+    assert (config["ENGINE"], config["NAME"], config["OPTIONS"]) == (
+        "django.db.backends.sqlite3",
+        "/srv/other/podium.sqlite3",
+        SQLITE_OPTIONS,
+    )
+
+
+@pytest.mark.unit
+def test_options_in_an_sqlite_database_url_win():
+    config = database_config("sqlite:////srv/podium.sqlite3?timeout=60", sqlite_path=SQLITE_PATH)
+
+    assert config["OPTIONS"] == {**SQLITE_OPTIONS, "timeout": 60}
 
 
 @pytest.mark.unit
