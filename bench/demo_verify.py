@@ -117,10 +117,10 @@ def main() -> None:
 
 
 def run(folder: Path, env: dict[str, str], args: argparse.Namespace) -> None:
-    from django.conf import settings
     from django.contrib.auth import get_user_model
     from django.core.management import call_command
 
+    from benchmark.plugins import plugin_for
     from benchmark.services import ensure_plugin_benchmark
     from judging.models import JudgeJob
     from plugins.medvidbench.demo_testset import DEMO_FILENAMES, NEW_MODEL, write_demo_files
@@ -129,6 +129,7 @@ def run(folder: Path, env: dict[str, str], args: argparse.Namespace) -> None:
     from submissions.models import BoardEntry, Evaluation
     from submissions.services import SubmissionDetails, create_submission, set_verification_status
     from verifying import demo, services
+    from verifying.config import media_root
     from verifying.enums import RerunStatus
 
     figures: dict[str, object] = {}
@@ -138,15 +139,21 @@ def run(folder: Path, env: dict[str, str], args: argparse.Namespace) -> None:
         print(text)
 
     call_command("migrate", verbosity=0)
+    call_command("setup_benchmarks", stdout=io.StringIO())  # as the Makefile's `run` does
     demo_dir = folder / "demo"
     started = time.perf_counter()
     write_demo_files(demo_dir)
     figure("demo_files_s", time.perf_counter() - started, f"demo files:   {figures_s(started)}")
 
     benchmark = ensure_plugin_benchmark("medvidbench")
-    root = Path(settings.PODIUM_PRIVATE_DIR) / "frames"  # the local store's frames/
+    plugin = plugin_for(benchmark)
+    root = media_root(benchmark, plugin.rerun).local_folder()  # the local store's frames/
+    demo_files = plugin.write_demo(demo_dir)
+    test_set = plugin.read_test_set(demo_files.test_set.read_bytes())
     started = time.perf_counter()
-    demo.write_demo_frames(benchmark, demo_dir, root)
+    # What load_demo's hook does (verifying/demo.py), timed on its own; load_demo then finds
+    # the frames in place.
+    plugin.rerun.write_demo_media(demo_files, test_set, root, benchmark.rerun_max_frames)
     frames_s = time.perf_counter() - started
     paths, files, size = disk_bytes(root)
     figures.update(frames_paths=paths, frames_files=files, frames_disk_mb=round(size / 1e6, 1))
@@ -159,15 +166,17 @@ def run(folder: Path, env: dict[str, str], args: argparse.Namespace) -> None:
 
     judge_port, model_port = free_port(), free_port()
     model_url = f"http://127.0.0.1:{model_port}/v1"
-    call_command(
-        "configure_judge",
-        name="Stand-in judge (bench)",
-        base_url=f"http://127.0.0.1:{judge_port}/v1",
-        model="standin-judge",
-        api_key_env="",
-        concurrency=16,
-        stdout=io.StringIO(),
-    )
+    for benchmark_key in ("medvidbench", "clinicalqa"):  # as the Makefile's `run` does
+        call_command(
+            "configure_judge",
+            benchmark=benchmark_key,
+            name="Stand-in judge (bench)",
+            base_url=f"http://127.0.0.1:{judge_port}/v1",
+            model="standin-judge",
+            api_key_env="",
+            concurrency=16,
+            stdout=io.StringIO(),
+        )
     started = time.perf_counter()
     load_demo(demo_dir, standin_model_url=model_url)
     figure("load_demo_s", time.perf_counter() - started, f"load_demo:    {figures_s(started)}")
@@ -236,7 +245,7 @@ def run(folder: Path, env: dict[str, str], args: argparse.Namespace) -> None:
             submission,
             actor=None,
             base_url=model_url,
-            model=demo.standin_model_name(NEW_MODEL),
+            model=demo.standin_model_name(plugin.key, demo_dir / DEMO_FILENAMES[NEW_MODEL]),
             **{
                 **demo.DEMO_ENDPOINT_SETTINGS,
                 **({"concurrency": args.concurrency} if args.concurrency else {}),
