@@ -244,7 +244,8 @@ def _filled_metrics(
 ) -> dict[str, list[str]]:
     """Per board, the keys of the metrics some row has a value for (`values`: one row per
     metric, a column per candidate, NaN where absent), a judge metric also where some row's
-    judge is pending (its cell says "pending"), in the metrics' order."""
+    judge is pending (its cell says "pending"), a rating metric always (a pending rating says
+    so), in the metrics' order."""
     filled: dict[str, list[str]] = {}
     on_board = {kind: np.array([board == kind for board in boards]) for kind in BoardKind}
     waiting = np.array(pending, dtype=bool)
@@ -253,7 +254,8 @@ def _filled_metrics(
             continue
         keys = []
         for row, metric in enumerate(metrics):
-            has = bool(np.isfinite(values[row][mask]).any())
+            # A rating's cell says "rating pending" until its battles are run: never empty.
+            has = metric.is_rating or bool(np.isfinite(values[row][mask]).any())
             if not has and metric.is_judge_metric:
                 has = bool(waiting[mask].any())
             if has:
