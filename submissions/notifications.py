@@ -294,10 +294,12 @@ def notify_evaluation_complete(evaluation_id: int) -> None:
     notify(submission, NotificationKind.COMPLETE, message=text)
 
 
-def rank_sentence(submission: Submission, *, when: str) -> str:
+def rank_sentence(submission: Submission, *, when: str, entry: Any = ...) -> str:
     """ "It ranks 3 (mean rank 2.40) now." for a published entry on the board, "" otherwise;
-    `when` ("now", "when this email was sent") says the time the rank is of."""
-    entry = BoardEntry.objects.filter(submission=submission).first()
+    `when` ("now", "when this email was sent") says the time the rank is of. `entry` is its
+    board row when the caller read it already (None: not on the board)."""
+    if entry is ...:
+        entry = BoardEntry.objects.filter(submission=submission).first()
     if entry is None or not submission.publish:
         return ""
     # A lexicographic board (MedSG-Bench) has no mean rank to quote.
@@ -309,12 +311,30 @@ def rank_sentence(submission: Submission, *, when: str) -> str:
 
 def with_rank_now(notifications: list[Notification]) -> list[Notification]:
     """`notifications`, each "Results complete" one given `rank_now`: the board's rank of its
-    entry as the page is read (what a listed notice says after its message)."""
+    entry as the page is read (what a listed notice says after its message). One query for
+    all their board rows."""
+    complete = [
+        notification
+        for notification in notifications
+        if notification.kind == NotificationKind.COMPLETE and notification.submission
+    ]
+    entries = (
+        {
+            entry.submission_id: entry
+            for entry in BoardEntry.objects.filter(
+                submission_id__in={notification.submission_id for notification in complete}
+            )
+        }
+        if complete
+        else {}
+    )
     for notification in notifications:
-        notification.rank_now = (
-            rank_sentence(notification.submission, when="now")
-            if notification.kind == NotificationKind.COMPLETE and notification.submission
-            else ""
+        notification.rank_now = ""
+    for notification in complete:
+        notification.rank_now = rank_sentence(
+            notification.submission,
+            when="now",
+            entry=entries.get(notification.submission_id),
         )
     return notifications
 
