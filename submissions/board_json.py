@@ -27,6 +27,7 @@ from django.db.models.functions import Cast
 
 from benchmark.models import Benchmark, Category, Metric
 
+from .board_lock import hold_board
 from .enums import SubmissionSource, VerificationStatus
 from .models import BoardEntry, BoardPlacement
 from .selectors import category_metrics, metric_value
@@ -316,13 +317,13 @@ def write_board_json(benchmark: Benchmark, *, batch: int = 2000) -> int:
             for row in ranking_rows(benchmark, metrics, entries.filter(pk__in=row_of.values()))
         ]
         if parts:
-            _write_parts(parts)
+            _write_parts(benchmark.pk, parts)
         written += len(parts)
     logger.info("board JSON of %s: %d rows", benchmark.slug, written)
     return written
 
 
-def _write_parts(parts: list[tuple[str, str, int]]) -> None:
+def _write_parts(benchmark_id: int, parts: list[tuple[str, str, int]]) -> None:
     """(head, tail, primary key) written: on PostgreSQL one UPDATE joined to the arrays of
     them (`unnest`), ~3x faster than an UPDATE per row; elsewhere an UPDATE per row.
 
@@ -335,6 +336,9 @@ def _write_parts(parts: list[tuple[str, str, int]]) -> None:
     table, pk = quote(meta.db_table), quote(meta.pk.column)
     head, tail = quote("api_head"), quote("api_tail")
     with transaction.atomic(), connection.cursor() as cursor:
+        # A recompute deletes the rows this updates, in an order of its own: the benchmark's
+        # lock first (`board_lock`), so neither waits for a row the other holds.
+        hold_board(benchmark_id)
         if connection.vendor == "postgresql":
             heads, tails, keys = (list(column) for column in zip(*parts, strict=True))
             with psycopg.Cursor(connection.connection) as binding:

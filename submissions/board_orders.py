@@ -26,6 +26,7 @@ from django.db.models.functions import Cast
 from benchmark.models import Benchmark
 from core.bulk import decoded_json, numbers_table
 
+from .board_lock import hold_board
 from .enums import BoardKind
 from .models import BoardBuild, BoardEntry, BoardOrder, BoardPlacement
 
@@ -58,6 +59,7 @@ def write_board_orders(benchmark: Benchmark) -> int:
         for board, key, descending, positions in board_orders(rows, metric_keys)
     ]
     with transaction.atomic():
+        hold_board(benchmark.pk)  # before the build: the lock order of every board writer
         if built_at is None or _locked_build(benchmark) != built_at:
             return 0  # no board, or a newer build's rows: its writer stores their orders
         BoardOrder.objects.filter(benchmark=benchmark).delete()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from datetime import timedelta
 
 import pytest
@@ -13,7 +14,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from benchmark.services import ensure_plugin_benchmark, update_metric
-from submissions import board_refresh, boards, services, tasks
+from submissions import board_orders, board_refresh, boards, services, tasks
 from submissions.enums import BoardKind, VerificationStatus
 from submissions.models import BoardBuild, BoardChanges, BoardEntry
 from tests.verifying.factories import rerun_report
@@ -285,3 +286,62 @@ def test_only_a_recompute_in_its_own_transaction_commits_without_waiting_for_the
         after = cursor.fetchone()[0]
 
     assert (seen, after) == (["off", "on"], "on")
+
+
+def others_wait_for_a_lock(within: float = 10.0) -> bool:
+    """Whether another connection to this database waits for a lock, looked at until
+    `within` seconds have passed."""
+    ends = time.monotonic() + within
+    while time.monotonic() < ends:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                "AND pid <> pg_backend_pid() AND wait_event_type = 'Lock'"
+            )
+            if cursor.fetchone()[0]:
+                return True
+        time.sleep(0.02)
+    return False
+
+
+@pytest.mark.skipif(
+    connection.vendor != "postgresql", reason="row locks (SQLite locks the whole database)"
+)
+@pytest.mark.django_db(transaction=True)
+def test_a_recompute_and_the_orders_writer_meeting_wait_in_turn(medvidbench_definition):
+    """A recompute holds the benchmark's lock while the sorted orders' writer comes to store
+    the orders of the build before: the writer waits for the benchmark's lock (the first lock
+    of every board writer), the recompute records its build, and the writer then stores
+    nothing (a newer build's orders are its writer's). Both took the build's row and the
+    benchmark's in opposite orders before, and PostgreSQL failed one with "deadlock
+    detected"."""
+    benchmark = medvidbench_definition
+    scored_entry(benchmark, "A", values())
+    boards.recompute_board(benchmark)
+    built = BoardBuild.objects.get(benchmark=benchmark).built_at
+    recomputing, failures = threading.Event(), []
+
+    def recompute_slowly():
+        """`rebuild_board`'s transaction, which waits for the writer before it writes."""
+        try:
+            with transaction.atomic():
+                locked = type(benchmark).objects.select_for_update().get(pk=benchmark.pk)
+                recomputing.set()
+                assert others_wait_for_a_lock(), "the orders' writer never came"
+                boards.writer._rebuild(locked)
+        except Exception as error:  # reported by the main thread
+            failures.append(error)
+        finally:
+            connection.close()
+
+    recompute = threading.Thread(target=recompute_slowly)
+    recompute.start()
+    try:
+        assert recomputing.wait(10)
+        written = board_orders.write_board_orders(benchmark)
+    finally:
+        recompute.join(30)
+    assert failures == []
+    assert written == 0
+    assert BoardBuild.objects.get(benchmark=benchmark).built_at > built
+    assert board_orders.write_board_orders(benchmark) > 0
