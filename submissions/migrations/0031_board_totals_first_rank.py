@@ -1,9 +1,15 @@
 """Issue 32: each board's first row's rank, kept with its totals (the board page names the
 other board's entries ranked above it). Filled here from the placements the last recompute
-wrote, so a board shows it before its next recompute."""
+wrote, so a board shows it before its next recompute. The rows' view (0027) reads the totals'
+table: it is dropped and created again around the change, as in 0028 (SQLite rebuilds the table
+to add the column, and refuses to while a view reads it)."""
+
+import importlib
 
 from django.db import migrations, models
 from django.db.models import Min
+
+board_placements = importlib.import_module("submissions.migrations.0027_board_placements")
 
 
 def fill_first_ranks(apps, schema_editor):
@@ -28,10 +34,12 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
+        migrations.RunPython(board_placements.drop_view, board_placements.create_view),
         migrations.AddField(
             model_name="boardtotals",
             name="first_rank",
             field=models.PositiveIntegerField(default=1),
         ),
         migrations.RunPython(fill_first_ranks, migrations.RunPython.noop),
+        migrations.RunPython(board_placements.create_view, board_placements.drop_view),
     ]
