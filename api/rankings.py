@@ -85,6 +85,7 @@ from .rankings_serializers import (
     CSV_QUERY,
     FACT_FILTERS,
     JSON_QUERY,
+    SIZE_FILTERS,
     InvalidParametersSerializer,
     RankingPageSerializer,
     RankingRowSerializer,
@@ -165,7 +166,7 @@ RANKINGS_ERRORS = {
 
 # The filters' parameters (the board page's search and tag, the model facts), and the tab:
 # left out of links and ETags when empty.
-FILTERS = ("q", "tag", "category", *FACT_FILTERS)
+FILTERS = ("q", "tag", "category", *FACT_FILTERS, *SIZE_FILTERS)
 
 # What a rankings response is: a page of the JSON, every row of it as a download, or the CSV.
 JSON_PAGE, JSON_WHOLE, CSV = "json", "json-whole", "csv"
@@ -271,7 +272,12 @@ def _rankings_query(
     serializer = RankingsQuerySerializer(data=request.query_params)
     serializer.is_valid(raise_exception=True)
     query = dict(serializer.validated_data)
+    for name in SIZE_FILTERS:
+        query.setdefault(name, None)
     unasked = [key for key in FACT_FILTERS if query[key] and key not in benchmark.fact_keys]
+    if "parameters" not in benchmark.fact_keys:
+        # The size range filters on the parameter count: the fact it does not ask for.
+        unasked += ["parameters"] if any(query[name] is not None for name in SIZE_FILTERS) else []
     if unasked:
         asked = ", ".join(benchmark.fact_keys) or "none"
         raise NotFound(

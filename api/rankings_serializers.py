@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from benchmark.facts import FACTS
+from benchmark.facts import FACTS, MAX_PARAMETERS_BILLIONS
 from submissions.board_json import (
     INTERVAL_NOTES,
     NOTE_IMPORTED,
@@ -95,6 +95,22 @@ class RankingsQuerySerializer(serializers.Serializer):
     type = FactChoiceField("type")
     precision = FactChoiceField("precision")
     domain_specific = FactChoiceField("domain_specific")
+    size_min = serializers.FloatField(
+        required=False,
+        min_value=0,
+        max_value=MAX_PARAMETERS_BILLIONS,
+        help_text=(
+            "Only rows whose model has at least this many billions of parameters, as its "
+            "submitter gave them (a row without a size is left out of any range). Only where "
+            "the benchmark asks for the parameter count (`model_facts`); elsewhere 404."
+        ),
+    )
+    size_max = serializers.FloatField(
+        required=False,
+        min_value=0,
+        max_value=MAX_PARAMETERS_BILLIONS,
+        help_text="Only rows whose model has at most this many billions of parameters.",
+    )
     page = serializers.IntegerField(default=1, min_value=1, help_text="JSON only.")
     page_size = serializers.IntegerField(
         default=DEFAULT_PAGE_SIZE,
@@ -106,11 +122,14 @@ class RankingsQuerySerializer(serializers.Serializer):
 
 # The model facts the rankings filter on (`?type=`, `?precision=`, `?domain_specific=`).
 FACT_FILTERS = tuple(definition.key for definition in FACTS.values() if definition.filterable)
+# The parameter count's range (issue 32), in billions.
+SIZE_FILTERS = ("size_min", "size_max")
 # The parameters that shape each body, in the order of the canonical links and ETags.
 JSON_QUERY = (
-    "board", "sort", "direction", "q", "tag", "category", *FACT_FILTERS, "page", "page_size"
+    "board", "sort", "direction", "q", "tag", "category", *FACT_FILTERS, *SIZE_FILTERS,
+    "page", "page_size",
 )  # fmt: skip
-CSV_QUERY = ("board", "sort", "direction", "q", "tag", "category", *FACT_FILTERS)
+CSV_QUERY = ("board", "sort", "direction", "q", "tag", "category", *FACT_FILTERS, *SIZE_FILTERS)
 
 
 # --- serializers: responses (the rankings rows are built as dicts, see the module docstring) ------

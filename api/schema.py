@@ -92,7 +92,7 @@ def describe_what_every_operation_answers(result, generator, request, public):
 
 
 def _empty_is_default(schema: dict) -> None:
-    if schema.get("type") == "integer":
+    if schema.get("type") in ("integer", "number"):
         number = dict(schema)
         schema.clear()
         schema["anyOf"] = [number, {"type": "string", "enum": [""]}]

@@ -276,6 +276,9 @@ class BoardTotals(models.Model):
     # (issue 32): the board hides the others by default. None: not computed (a board written
     # before), every column shown.
     filled_metrics = models.JSONField(null=True, blank=True, default=None)
+    # Whether some row names a team or institution (issue 32): the page hides the Team
+    # column when none does. True for a board written before (the column shown).
+    has_teams = models.BooleanField(default=True)
 
     class Meta:
         verbose_name_plural = "board totals"

@@ -17,9 +17,9 @@ from django.utils import timezone
 
 from benchmark.models import Benchmark
 
+from .board_state import board_changes, board_is_behind
 from .boards import (
     board_built,
-    board_changes,
     database_datetime,
     rebuild_board,
     recompute_board,
@@ -76,12 +76,6 @@ def refresh_board(benchmark_id: int, changes: int | None = None) -> None:
             "recomputing the board of benchmark %s failed; queued a retry", benchmark_id
         )
         enqueue_board_recompute(benchmark_id, changes)
-
-
-def board_is_behind(benchmark_id: int) -> bool:
-    """Whether a committed change of the board's inputs is not in its rows yet (a refresh is
-    on its way): a rank read now may be the one before the change."""
-    return board_built(benchmark_id) < board_changes(benchmark_id)
 
 
 def bring_board_up_to_date(benchmark_id: int) -> None:

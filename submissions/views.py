@@ -4,9 +4,9 @@ calls one service or selector and renders."""
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import replace
 from datetime import timedelta
-from urllib.parse import urlencode
 
 from django.conf import settings
 from django.contrib import messages
@@ -76,26 +76,39 @@ def board(request: HttpRequest, slug: str, board: str = BoardKind.OFFICIAL) -> H
     category = _category(benchmark, categories, request.GET.get("category"))
     columns = selectors.category_metrics(category, metrics) if category else metrics
     sort = selectors.parse_board_sort(request.GET.get("sort"), request.GET.get("dir"), columns)
+    facts = bool(benchmark.fact_keys)
+    choosable = selectors.choosable_columns(columns, facts=facts)
     board_filter = selectors.parse_board_filter(
         request.GET.get("q"),
         request.GET.get("tag"),
         request.GET,
         asked=benchmark.fact_keys,
-        columns=request.GET.get("columns"),
+        columns=request.GET.getlist("columns"),
+        known_columns=[key for key, _ in choosable],
     )
     summary = selectors.board_summary(benchmark)
-    # Issue 32: a column no row of this board has a value in is hidden unless `?columns=all`
-    # (the sorted one always shows).
-    filled = summary.filled_metrics.get(board)
-    hidden = [
-        metric
-        for metric in columns
-        if filled is not None and metric.key not in filled and metric.key != sort.key
-    ]
-    if not board_filter.all_columns:
-        columns = [metric for metric in columns if metric not in hidden]
+    # Issue 32: which columns show. By default every one some row of this board fills (a
+    # metric with no value on any row, the Team column when no row names one, are hidden);
+    # `?columns=all` every one; `?columns=<key>,...` those chosen. The rank, the model and
+    # the sorted column always show.
+    empty = selectors.empty_columns(columns, summary, board)
+    if board_filter.all_columns:
+        shown = {key for key, _ in choosable}
+    elif board_filter.columns:
+        shown = set(board_filter.columns)
+    else:
+        shown = {key for key, _ in choosable} - {key for key, _ in empty}
+    shown.add(sort.key)
     table, chart = _board_parts(
-        benchmark, kind, sort, board_filter, request.GET.get("page"), columns, summary, category
+        benchmark,
+        kind,
+        sort,
+        board_filter,
+        request.GET.get("page"),
+        [metric for metric in columns if metric.key in shown],
+        summary,
+        category,
+        fixed=frozenset(shown & set(selectors.OPTIONAL_FIXED_COLUMNS)),
     )
     context = {
         "benchmark": benchmark,
@@ -106,6 +119,7 @@ def board(request: HttpRequest, slug: str, board: str = BoardKind.OFFICIAL) -> H
         "sort": sort,
         "filter": board_filter,
         "tags": selectors.BOARD_TAGS,
+        "size_filter": "parameters" in benchmark.fact_keys,
         "fact_filters": [
             (fact, board_filter.fact(fact.key)) for fact in filterable_facts(benchmark.fact_keys)
         ],
@@ -119,26 +133,40 @@ def board(request: HttpRequest, slug: str, board: str = BoardKind.OFFICIAL) -> H
         ),
         "table": table,
         "chart": chart,
-        "hidden_columns": [] if board_filter.all_columns else hidden,
-        "empty_columns": hidden,
-        "columns_href": "?"
-        + urlencode(
-            {
-                **({"category": category.key} if category else {}),
-                **board_filter.row_params,
-                **(
-                    {"sort": sort.key, "dir": sort.direction}
-                    if sort.key != "rank" or sort.descending
-                    else {}
-                ),
-                **({} if board_filter.all_columns else {"columns": "all"}),
-            }
-        ),
+        # The column chooser (issue 32): every optional column, whether it shows, whether
+        # no row fills it; what the default hides; the links to every column and back.
+        "column_choices": [
+            (key, label, key in shown, (key, label) in empty) for key, label in choosable
+        ],
+        # What the default hid (a visitor's own choice needs no note).
+        "hidden_columns": []
+        if board_filter.all_columns or board_filter.columns
+        else [label for key, label in empty if key not in shown],
+        "shown_count": sum(1 for key, _ in choosable if key in shown),
+        "empty_count": len(empty),
+        "columns_chosen": board_filter.all_columns or bool(board_filter.columns),
+        "columns_query": _columns_query(category, board_filter, sort),
         # Who holds the ranks above this board's first row (the global scope; the overview).
         "ranks_above": None if category else selectors.ranks_above(benchmark, kind, summary),
         **_official_how(benchmark),
     }
     return render(request, "submissions/board.html", context)
+
+
+def _columns_query(
+    category: Category | None, board_filter: selectors.BoardFilter, sort: selectors.BoardSort
+) -> dict[str, str]:
+    """The board's parameters but its columns: what the column chooser's form and its links
+    keep."""
+    return {
+        **({"category": category.key} if category else {}),
+        **board_filter.row_params,
+        **(
+            {"sort": sort.key, "dir": sort.direction}
+            if sort.key != "rank" or sort.descending
+            else {}
+        ),
+    }
 
 
 def _category(benchmark: Benchmark, categories: list[Category], key: str | None) -> Category | None:
@@ -162,6 +190,7 @@ def _board_parts(
     metrics: list[Metric],
     summary: selectors.BoardSummary,
     category: Category | None = None,
+    fixed: frozenset[str] = selectors.OPTIONAL_FIXED_COLUMNS,
 ) -> tuple[SafeString, SafeString]:
     """The table's (with its pagination) and the rank-interval chart's HTML, cached per board,
     sort, tag, page and recompute: the same for every viewer, and they only change when
@@ -181,13 +210,17 @@ def _board_parts(
             f"podium:board:v4:{benchmark.pk}:{board}:{stamp}:{sort.key}:{sort.direction}"
             f":{board_filter.tag}:{page_key}"
         )
-        if board_filter.all_columns:  # issue 32: every column, the empty ones too
-            key += ":all-columns"
+        # Issue 32: the columns shown (appended, so the keys of a board showing every
+        # column are as they were).
+        shown = ",".join([*sorted(fixed), *(metric.key for metric in metrics)])
+        key += ":cols=" + hashlib.blake2b(shown.encode(), digest_size=8).hexdigest()
         if category is not None or board_filter.facts:
             # Issue 15: the tab and the facts shape the table too (appended, so the keys of a
             # board without them are as they were).
             facts = ",".join(f"{name}={value}" for name, value in board_filter.facts)
             key += f":{category.key if category else ''}:{facts}"
+        if board_filter.sized:  # issue 32: the size range
+            key += ":size=" + "-".join(board_filter.size_text)
         cached = cache.get(key)
         if cached is not None:
             # our own rendered templates, escaped when rendered
@@ -238,12 +271,20 @@ def _board_parts(
             for row in rows_page.rows
         ),
         "columns": selectors.board_columns(
-            metrics, sort, keep, facts=bool(facts), category=category
+            metrics,
+            sort,
+            keep,
+            facts=bool(facts) and "facts" in fixed,
+            category=category,
+            team="team" in fixed,
+            date="date" in fixed,
         ),
         "board": board,
         "filter": board_filter,
         "category": category,
-        "show_facts": bool(facts),
+        "show_facts": bool(facts) and "facts" in fixed,
+        "show_team": "team" in fixed,
+        "show_date": "date" in fixed,
         "intervals": intervals,
         "chart": chart,
         "narrow_chart": narrow_chart,

@@ -18,12 +18,12 @@ from core.bulk import insert_rows
 
 from ..board_json import enqueue_board_json
 from ..board_orders import enqueue_board_orders
+from ..board_state import board_built, board_changes
 from ..enums import STATES_JUDGE_PENDING, BoardKind
 from ..hooks import board_listeners
 from ..intervals import enqueue_rank_intervals
 from ..models import (
     BoardBuild,
-    BoardChanges,
     BoardEntry,
     BoardPlacement,
     BoardTotals,
@@ -120,19 +120,6 @@ def _rebuild(benchmark: Benchmark) -> None:
         transaction.on_commit(partial(listener, benchmark.pk))
 
 
-def board_changes(benchmark_id: int) -> int:
-    """How many times the benchmark's board inputs have changed (committed changes, and the
-    current transaction's own)."""
-    found = BoardChanges.objects.filter(benchmark_id=benchmark_id).values_list("total", flat=True)
-    return found.first() or 0
-
-
-def board_built(benchmark_id: int) -> int:
-    """How many of those changes the board's rows include (`BoardBuild`)."""
-    found = BoardBuild.objects.filter(benchmark_id=benchmark_id).values_list("changes", flat=True)
-    return found.first() or 0
-
-
 def _rewrite_board(benchmark: Benchmark) -> None:
     """`recompute_board`'s work, in its transaction, on the benchmark it locked."""
     metrics = list(benchmark.metrics.all())
@@ -176,7 +163,10 @@ def _rewrite_board(benchmark: Benchmark) -> None:
         keys = [metric.key for metric in metrics]
         pending = [row.status in STATES_JUDGE_PENDING for row in candidates]
         filled = _filled_metrics(metrics, boards, values, pending)
-        totals = _board_totals(benchmark, boards, with_intervals, keys, now, places.rank, filled)
+        teams = {board for board, row in zip(boards, candidates, strict=True) if row.team}
+        totals = _board_totals(
+            benchmark, boards, with_intervals, keys, now, places.rank, filled, teams
+        )
         # What the rows are made of (a million objects at 100,000 entries: the decoded
         # metrics, the candidates) is held by the rows' builders alone from here, and freed
         # by a helper thread once the last row is built, while the server loads the last
@@ -210,12 +200,14 @@ def _board_totals(
     now: datetime,
     ranks: Any,
     filled: dict[str, list[str]],
+    teams: set[str],
 ) -> list[BoardTotals]:
     """Each board's totals as the rows just written make them (`boards` and `with_intervals`
     are each row's board and whether it shows metric intervals): its rows, those with metric
     intervals, none with rank intervals yet (they follow in the background), and the metric
-    of each of its rows' `metric_ranks`, and its first row's rank (`ranks`: each row's). None
-    for a board without rows."""
+    of each of its rows' `metric_ranks`, its first row's rank (`ranks`: each row's), the
+    metrics it has values of (`filled`) and whether some row names a team (`teams`: the
+    boards where one does). None for a board without rows."""
     totals = []
     for kind in BoardKind:
         on_board = [has for board, has in zip(boards, with_intervals, strict=True) if board == kind]
@@ -234,6 +226,7 @@ def _board_totals(
                     metric_keys=metric_keys,
                     first_rank=first_rank,
                     filled_metrics=filled.get(kind, []),
+                    has_teams=kind in teams,
                 )
             )
     return totals

@@ -10,6 +10,7 @@ is). A test holds the two orders together on the same rows.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -73,35 +74,84 @@ MAX_SEARCH_CHARS = 100
 @dataclass(frozen=True)
 class BoardFilter:
     """What a board shows: rows whose model or team contains `text` (casefolded), that carry
-    `tag` (a key of BOARD_TAGS), and whose model facts have each (key, value) of `facts`
-    (issue 15: `?type=`, `?precision=`, `?domain_specific=`); empty means no condition."""
+    `tag` (a key of BOARD_TAGS), whose model facts have each (key, value) of `facts`
+    (issue 15: `?type=`, `?precision=`, `?domain_specific=`) and whose parameter count lies
+    in `size` (issue 32: `?size_min=`, `?size_max=`, billions, either end open); empty means
+    no condition."""
 
     text: str = ""
     tag: str = ""
     facts: tuple[tuple[str, str], ...] = ()
-    # `?columns=all` (issue 32): every metric's column, the empty ones too. Not a filter of
-    # the rows: kept in the page's links, left out of the downloads (which have every column).
+    size: tuple[float | None, float | None] = (None, None)
+    # `?columns=all` (issue 32): every column, the empty ones too; `?columns=<key>,<key>`:
+    # the columns chosen (the rank, the model and the sorted column always show). Not a
+    # filter of the rows: kept in the page's links, left out of the downloads (which have
+    # every column).
     all_columns: bool = False
+    columns: tuple[str, ...] = ()
 
     @property
     def active(self) -> bool:
-        return bool(self.text or self.tag or self.facts)
+        return bool(self.text or self.tag or self.facts or self.sized)
+
+    @property
+    def sized(self) -> bool:
+        return self.size != (None, None)
 
     @property
     def params(self) -> dict[str, str]:
         """The query parameters that ask for this filter (none for the whole board), and for
-        every column when asked."""
-        return self.row_params | ({"columns": "all"} if self.all_columns else {})
+        the columns chosen."""
+        if self.all_columns:
+            return self.row_params | {"columns": "all"}
+        if self.columns:
+            return self.row_params | {"columns": ",".join(self.columns)}
+        return self.row_params
 
     @property
     def row_params(self) -> dict[str, str]:
         """The query parameters that choose the rows."""
         chosen = {name: value for name, value in (("q", self.text), ("tag", self.tag)) if value}
-        return chosen | dict(self.facts)
+        sizes = {
+            name: f"{value:g}"
+            for name, value in zip(SIZE_PARAMS, self.size, strict=True)
+            if value is not None
+        }
+        return chosen | dict(self.facts) | sizes
 
     def fact(self, key: str) -> str:
         """The value a fact is filtered on ("" for none)."""
         return dict(self.facts).get(key, "")
+
+    @property
+    def size_text(self) -> tuple[str, str]:
+        """The size range's ends as its inputs show them ("" for an open end)."""
+        return tuple("" if value is None else f"{value:g}" for value in self.size)  # type: ignore[return-value]
+
+
+# The size range's parameters (billions of parameters; issue 32), where a benchmark asks for
+# the parameter count.
+SIZE_PARAMS = ("size_min", "size_max")
+# A column list longer than any benchmark's columns is cut (a stray parameter never errors).
+MAX_CHOSEN_COLUMNS = 64
+
+
+def parse_size(raw: Any) -> float | None:
+    """A size range's end as given ("7", "0.5", "70B"), or None for an empty, unreadable or
+    non-positive one (ignored, as an unknown tag is)."""
+    if isinstance(raw, bool) or raw is None:
+        return None
+    if isinstance(raw, int | float):
+        value = float(raw)  # the API's, validated already
+    elif isinstance(raw, str):
+        text = raw.strip().removesuffix("B").removesuffix("b").strip()
+        try:
+            value = float(text)
+        except ValueError:
+            return None
+    else:
+        return None
+    return value if math.isfinite(value) and value >= 0 else None
 
 
 def parse_board_filter(
@@ -110,22 +160,39 @@ def parse_board_filter(
     facts: Mapping[str, Any] | None = None,
     *,
     asked: Iterable[str] = (),
-    columns: str | None = None,
+    columns: str | Sequence[str] | None = None,
+    known_columns: Iterable[str] = (),
 ) -> BoardFilter:
-    """The filter a board URL asks for (`?q=<text>&tag=<tag>`, and a value for each fact the
-    benchmark asks (`asked`) and boards filter on). An unknown tag or fact value is ignored,
-    as an unknown sort is: a stray parameter never errors."""
+    """The filter a board URL asks for (`?q=<text>&tag=<tag>`, a value for each fact the
+    benchmark asks (`asked`) and boards filter on, and a size range where it asks for the
+    parameter count). An unknown tag or fact value, or an unreadable size, is ignored, as an
+    unknown sort is: a stray parameter never errors. `columns` is `?columns=` (the page's
+    links send one comma-separated value, its chooser one value per column): "all", or keys
+    of `known_columns` (unknown ones left out)."""
     text = " ".join((text or "").split())[:MAX_SEARCH_CHARS]
+    asked = list(asked)
     chosen = tuple(
         (definition.key, str(facts[definition.key]))
         for definition in filterable_facts(asked)
         if facts and facts.get(definition.key) in definition.values
     )
+    size: tuple[float | None, float | None] = (None, None)
+    if facts and "parameters" in asked:
+        low, high = (parse_size(facts.get(name)) for name in SIZE_PARAMS)
+        if low is not None and high is not None and low > high:
+            low, high = high, low  # "70 to 7" is the range from 7 to 70
+        size = (low, high)
+    given = [columns] if isinstance(columns, str) else list(columns or ())
+    keys = [key.strip() for value in given for key in value.split(",") if key.strip()]
+    known = list(known_columns)
+    picked = tuple(key for key in known if key in keys)[:MAX_CHOSEN_COLUMNS]
     return BoardFilter(
         text=text,
         tag=tag if tag in BOARD_TAGS else "",
         facts=chosen,
-        all_columns=columns == "all",
+        size=size,
+        all_columns="all" in keys,
+        columns=() if "all" in keys else picked,
     )
 
 
@@ -143,6 +210,11 @@ def filter_board_entries(entries: QuerySet[BoardEntry], board_filter: BoardFilte
         # compared with the plain string made SQLite parse "no" as JSON ("malformed JSON":
         # tests/plugins/toy failed so on SQLite when run on its own).
         entries = entries.filter(**{f"model_facts__{key}": value})
+    low, high = board_filter.size
+    if low is not None:  # a row whose size its submitter did not give is outside any range
+        entries = entries.filter(model_facts__parameters__gte=low)
+    if high is not None:
+        entries = entries.filter(model_facts__parameters__lte=high)
     return entries
 
 

@@ -62,6 +62,8 @@ class BoardSummary:
     first_ranks: dict[str, int] = field(default_factory=dict)
     # Each board's metrics with a value on some row (None: not known, show every column).
     filled_metrics: dict[str, list[str] | None] = field(default_factory=dict)
+    # The boards where some row names a team (a board not recomputed since counts as one).
+    teams: set[str] = field(default_factory=set)
 
 
 def board_summary(benchmark: Benchmark) -> BoardSummary:
@@ -73,7 +75,10 @@ def board_summary(benchmark: Benchmark) -> BoardSummary:
     filled: dict[str, list[str] | None] = {kind.value: None for kind in BoardKind}
     intervals = {kind.value: NO_INTERVALS for kind in BoardKind}
     computed_at = None
+    teams = set()
     for totals in BoardTotals.objects.filter(benchmark=benchmark):
+        if totals.has_teams:
+            teams.add(totals.board)
         counts[totals.board] = totals.entries
         first_ranks[totals.board] = totals.first_rank
         filled[totals.board] = totals.filled_metrics
@@ -91,6 +96,7 @@ def board_summary(benchmark: Benchmark) -> BoardSummary:
         intervals=intervals,
         first_ranks=first_ranks,
         filled_metrics=filled,
+        teams=teams,
     )
 
 
@@ -155,6 +161,35 @@ class BoardColumn:
         return re.split(r"(?<=[_@])", self.label)
 
 
+# The columns besides the rank, the model and the metrics that a visitor may hide (issue 32).
+OPTIONAL_FIXED_COLUMNS = frozenset({"team", "facts", "date"})
+
+
+def choosable_columns(metrics: list[Metric], *, facts: bool) -> list[tuple[str, str]]:
+    """(key, label) of every column a board's column chooser offers, in the table's order:
+    the team, the model facts where the benchmark asks for them, each metric, the date."""
+    return [
+        ("team", "Team"),
+        *([("facts", "Facts")] if facts else []),
+        *((metric.key, "Rating" if metric.is_rating else metric.key) for metric in metrics),
+        ("date", "Date"),
+    ]
+
+
+def empty_columns(
+    metrics: list[Metric], summary: BoardSummary, board: str
+) -> list[tuple[str, str]]:
+    """(key, label) of the columns no row of `board` fills, which its page hides by default:
+    a metric with no value on any row (`BoardTotals.filled_metrics`; a judge metric pending
+    somewhere and a rating count as filled), the team when no row names one. None while the
+    board's totals do not say (written before they did)."""
+    filled = summary.filled_metrics.get(board)
+    empty = [] if board in summary.teams else [("team", "Team")]
+    if filled is not None:
+        empty += [(metric.key, metric.key) for metric in metrics if metric.key not in filled]
+    return empty
+
+
 def board_columns(
     metrics: list[Metric],
     sort: BoardSort,
@@ -162,6 +197,8 @@ def board_columns(
     *,
     facts: bool = False,
     category: Category | None = None,
+    team: bool = True,
+    date: bool = True,
 ) -> list[BoardColumn]:
     """The board's header, in column order, each with a link that sorts by it: the first
     click gives the natural direction, a click on the sorted column reverses it. The links
@@ -178,7 +215,7 @@ def board_columns(
     fixed = [
         ("rank", "Rank", rank_title),
         ("model", "Model", "Model name"),
-        ("team", "Team", "Team or institution"),
+        *([("team", "Team", "Team or institution")] if team else []),
     ]
     columns = [(key, label, title, key == "rank") for key, label, title in fixed]
     # A metric's heading is its key (the benchmark's own column names), a rating's "Rating":
@@ -187,7 +224,8 @@ def board_columns(
         (metric.key, "Rating" if metric.is_rating else metric.key, metric.label, True)
         for metric in metrics
     ]
-    columns.append(("date", "Date", "Verified on (official) or scored on (community)", False))
+    if date:
+        columns.append(("date", "Date", "Verified on (official) or scored on (community)", False))
     header = []
     for key, label, title, numeric in columns:
         if key == sort.key:
@@ -200,7 +238,7 @@ def board_columns(
             {**(keep or {}), "sort": key, "dir": "desc" if descending else "asc"}
         )
         header.append(BoardColumn(key, label, title, href, aria_sort, numeric))
-        if key == "team" and facts:
+        if facts and key == ("team" if team else "model"):
             # Beside the team, as part of who the entry is (after the metrics it would sit
             # past the table's right edge).
             title = "Model facts: type, size, licence, precision, domain-specific"

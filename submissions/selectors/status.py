@@ -9,7 +9,7 @@ from benchmark.enums import RankingScope
 from benchmark.models import Metric
 from benchmark.scoring.ranking import rank_entries
 
-from .. import board_refresh
+from ..board_state import board_is_behind
 from ..enums import (
     STATES_JUDGE_PENDING,
     STATUS_TIMESTAMP_FIELD,
@@ -214,11 +214,7 @@ def submission_status(submission: Submission, *, viewer: Any) -> SubmissionStatu
         )
     result = evaluation.result or {}
     benchmark = submission.benchmark
-    placing = (
-        submission.publish
-        and evaluation.state.has_scores
-        and board_refresh.board_is_behind(benchmark.pk)
-    )
+    placing = submission.publish and evaluation.state.has_scores and board_is_behind(benchmark.pk)
     return SubmissionStatus(
         submission=submission,
         evaluation=evaluation,

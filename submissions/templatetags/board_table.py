@@ -6,6 +6,7 @@ the bytes are those the template wrote (tests/submissions/test_board_table_tag.p
 from __future__ import annotations
 
 from collections.abc import Iterable
+from urllib.parse import urlencode
 
 from django import template
 from django.utils.html import conditional_escape
@@ -45,3 +46,10 @@ def _cell(cell: BoardCell, any_intervals: bool) -> str:
         f' <small class="judged-over">{conditional_escape(cell.note)}</small>' if cell.note else ""
     )
     return f'<td class="num{css}"{title}>{text}{note}</td>'
+
+
+@register.filter
+def urlencode_dict(query: dict[str, str], extra: str = "") -> str:
+    """`{{ query|urlencode_dict:'columns=all' }}`: a board's parameters as a query string,
+    `extra` (already encoded) after them; escaped where it is printed."""
+    return "&".join(part for part in (urlencode(query), extra) if part)

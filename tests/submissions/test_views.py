@@ -785,10 +785,11 @@ def test_columns_no_row_has_a_value_in_are_hidden_until_asked_for(client, benchm
 
     official = get(client, "/b/medvidbench/")
     header = [text for _, text in parse_table(official, "board").rows[0]]
-    assert header == ["Rank ▲", "Model", "Team", "CVS_acc", "NAP_acc", "Date"]
-    hidden = [key for key in METRIC_KEYS if key not in ("CVS_acc", "NAP_acc")]
+    # No row names a team either: its column goes too.
+    assert header == ["Rank ▲", "Model", "CVS_acc", "NAP_acc", "Date"]
+    hidden = ["Team", *(key for key in METRIC_KEYS if key not in ("CVS_acc", "NAP_acc"))]
     assert (
-        f"8 columns with no value on any row of this board are hidden: {', '.join(hidden)}."
+        f"9 columns with no value on any row of this board are hidden: {', '.join(hidden)}."
     ) in visible_text(official)
     assert '<a href="?columns=all">Show every column</a>' in official
 
@@ -796,7 +797,7 @@ def test_columns_no_row_has_a_value_in_are_hidden_until_asked_for(client, benchm
     every = get(client, "/b/medvidbench/?columns=all")
     header = [text for _, text in parse_table(every, "board").rows[0]]
     assert header == ["Rank ▲", "Model", "Team", *METRIC_KEYS, "Date"]
-    assert "Every column is shown, 8 with no value on any row of this board." in (
+    assert "Every column is shown, 9 with no value on any row of this board." in (
         visible_text(every)
     )
     assert '<a href="?">Hide the empty columns</a>' in every
@@ -809,4 +810,48 @@ def test_columns_no_row_has_a_value_in_are_hidden_until_asked_for(client, benchm
     assert "STG_mIoU ▼" in [text for _, text in parse_table(by_stg, "board").rows[0]]
     community = get(client, "/b/medvidbench/community/")
     assert "DVC_llm" in [text for _, text in parse_table(community, "board").rows[0]]
+    # Its entry names its institution, which the Team column shows.
+    assert "Team" in [text for _, text in parse_table(community, "board").rows[0]]
     assert 'id="columns-note"' not in community
+
+
+def header(content):
+    return [text for _, text in parse_table(content, "board").rows[0]]
+
+
+def test_a_visitor_chooses_the_columns_and_the_links_keep_them(client, benchmark):
+    """Issue 32, point 6: any set of the optional columns (the team, each metric, the date),
+    kept in the URL. The chooser's form sends one `columns` per box; the page's links send
+    them as one comma-separated value. The rank, the model and the sorted column always
+    show; an unknown key is ignored; none known is the default."""
+    scored_entry(benchmark, "Alpha", values(), team_name="Lab A")
+    scored_entry(benchmark, "Beta", values(CVS_acc=0.1))
+    services.recompute_board(benchmark)
+
+    chosen = get(client, "/b/medvidbench/community/?columns=CVS_acc&columns=date")
+    assert header(chosen) == ["Rank ▲", "Model", "CVS_acc", "Date"]
+    links = parse_table(chosen, "board").header_links
+    assert all("columns=CVS_acc%2Cdate" in link for link in links)
+    # The chooser shows what is chosen, and the ways back.
+    assert '<input type="checkbox" name="columns" value="CVS_acc" checked>' in chosen
+    assert '<input type="checkbox" name="columns" value="NAP_acc">' in chosen
+    assert "Columns: 2 of 12 shown" in visible_text(chosen)
+    assert '<a href="?">Default columns</a>' in chosen
+    assert '<a href="?columns=all">Every column</a>' in chosen
+    # The search form keeps the columns too, and the downloads have every column.
+    assert '<input type="hidden" name="columns" value="CVS_acc,date">' in chosen
+    assert "columns" not in re.search(r'rankings.csv\?([^"]*)"', chosen).group(1)
+
+    assert header(get(client, "/b/medvidbench/community/?columns=team,NAP_acc")) == [
+        "Rank ▲",
+        "Model",
+        "Team",
+        "NAP_acc",
+    ]
+    sorted_by = get(client, "/b/medvidbench/community/?columns=CVS_acc&sort=STG_mIoU&dir=desc")
+    assert header(sorted_by) == ["Rank", "Model", "CVS_acc", "STG_mIoU ▼"]
+    # A row names a team here, so the default shows the column.
+    default = ["Rank ▲", "Model", "Team", *METRIC_KEYS, "Date"]
+    assert header(get(client, "/b/medvidbench/community/?columns=bogus")) == default
+    assert header(get(client, "/b/medvidbench/community/")) == default
+    assert 'id="columns-note"' not in get(client, "/b/medvidbench/community/")

@@ -620,6 +620,61 @@ def test_the_facts_filter_the_board_in_the_query_and_keep_the_tab(client, rated)
     assert len(everyone.rows) == 4
 
 
+def names(content):
+    return [row[1][1].split()[0] for row in parse_table(content, "board").rows[1:]]
+
+
+def test_the_size_range_filters_the_board_by_parameter_count(client, rated):
+    """Issue 32, point 6: Alpha has 7B, Bravo 0.5B, Charlie no size. A range keeps the rows
+    inside it (its ends included), leaves out a row without a size, takes either end open,
+    puts ends given the wrong way round in order, and ignores what is not a size."""
+    assert names(community(client, "?size_min=1")) == ["Alpha"]
+    assert names(community(client, "?size_max=7")) == ["Alpha", "Bravo"]
+    assert names(community(client, "?size_min=0.5&size_max=0.5")) == ["Bravo"]
+    assert names(community(client, "?size_min=10&size_max=1")) == ["Alpha"]
+    assert names(community(client, "?size_min=8")) == []
+    assert len(names(community(client, "?size_min=lots"))) == 3
+    content = community(client, "?size_min=1&size_max=10&type=fine-tuned")
+    assert names(content) == ["Alpha"]
+    assert 'name="size_min" value="1"' in content
+    assert 'name="size_max" value="10"' in content
+    # The sort links and the downloads keep the range.
+    assert "size_min=1&amp;size_max=10" in content
+    assert re.search(r"rankings\.csv\?[^\"]*size_min=1&amp;size_max=10", content)
+    # Only where the benchmark asks for the parameter count.
+    with registered(toy_plugin):
+        toy = ensure_plugin_benchmark("toy-classification")
+    assert 'name="size_min"' not in client.get(f"/b/{toy.slug}/").content.decode()
+
+
+def test_the_rankings_filter_on_the_size_range(rated):
+    page = rankings({"board": "all", "size_min": "1"}).json()
+    assert [row["model"] for row in page["results"]] == ["Alpha"]
+    assert [
+        row["model"] for row in rankings({"board": "all", "size_max": "7.0"}).json()["results"]
+    ] == ["Alpha", "Bravo"]
+    everyone = rankings({"board": "all", "size_min": "", "size_max": ""}).json()
+    assert len(everyone["results"]) == 3
+    assert rankings({"board": "all", "size_min": "x"}, status=400).json()["errors"] == {
+        "size_min": ["A valid number is required."]
+    }
+    csv_rows = rankings({"board": "all", "size_min": "1"}, suffix="-csv").content.decode()
+    assert len(csv_rows.strip().splitlines()) == 2  # the header and Alpha
+
+
+def test_a_size_range_on_a_benchmark_without_the_parameter_count_is_404(private_dir, ground_truth):
+    with registered(toy_plugin):
+        ensure_plugin_benchmark("toy-classification")
+        response = APIClient().get(
+            reverse("api:rankings", args=["toy-classification"]), {"size_min": "7"}
+        )
+
+    assert response.status_code == 404
+    assert response.json()["detail"] == (
+        "Toy classification asks for no model fact 'parameters' (it asks for: none)."
+    )
+
+
 def test_a_benchmark_without_categories_has_no_tabs_nor_facts(client, private_dir, ground_truth):
     with registered(toy_plugin):
         toy = ensure_plugin_benchmark("toy-classification")
