@@ -13,6 +13,9 @@ The walk reads every module's AST (tests/benchmark/scoring/test_boundary.py's
 `importlib.import_module` string counts too.
 """
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -120,3 +123,22 @@ def test_installed_apps_list_our_apps_lowest_first():
 )
 def test_the_walk_flags_exactly_the_imports_up_the_chain(app, source, flagged):
     assert upward(source, REPO_ROOT / app / "probe.py", app) == flagged
+
+
+@pytest.mark.parametrize(
+    "module", ["api.rankings_serializers", "submissions.board_json", "submissions.selectors"]
+)
+def test_a_module_imported_first_in_a_fresh_process_finds_what_it_imports(module):
+    """The order of imports is the test run's, not the code's: `api.rankings_serializers`
+    imported first went board_json, selectors, status, the board refresh, the writer and back
+    to board_json half-built ("cannot import name 'enqueue_board_json'"), which a test module
+    importing it first met."""
+    found = subprocess.run(
+        [sys.executable, "-c", f"import django; django.setup(); import {module}"],
+        cwd=REPO_ROOT,
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings.test"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert found.returncode == 0, found.stderr[-2000:]
