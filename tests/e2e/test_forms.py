@@ -148,6 +148,29 @@ OVERFLOWING = """
 """
 
 
+# Each text box of the form (text, e-mail, URL, password, number): its id, width and height.
+BOXES = """
+() => [...document.querySelectorAll("main form .field input:not([type=checkbox]):not([type=hidden])")]
+  .map((box) => [box.id, Math.round(box.getBoundingClientRect().width),
+                 Math.round(box.getBoundingClientRect().height)])
+"""
+# The space between a fieldset's own note and the first field under it, in px.
+NOTE_GAPS = """
+() => [...document.querySelectorAll("main form fieldset > .helptext")].map((note) =>
+  note.nextElementSibling.getBoundingClientRect().top - note.getBoundingClientRect().bottom)
+"""
+
+
+def assert_form_layout(page) -> None:
+    """The boxes are one width and one height (the API key and the numbers once were the
+    browser's small default boxes), and a fieldset's note stands apart from the first field's
+    label (it once read as that field's help)."""
+    boxes = page.evaluate(BOXES)
+    assert boxes
+    assert {(width, height) for _, width, height in boxes} == {tuple(boxes[0][1:])}, boxes
+    assert all(gap >= 8 for gap in page.evaluate(NOTE_GAPS)), page.evaluate(NOTE_GAPS)
+
+
 def assert_required_marks(page, expected: list[str]) -> None:
     """The required fields, and only they, carry the mark and the attribute, and the legend
     says what the mark means."""
@@ -159,11 +182,12 @@ def assert_required_marks(page, expected: list[str]) -> None:
 
 
 def check_page(browser, page, name: str, width: int, scheme: str) -> None:
-    """axe, no sideways scrolling, the screenshot, no CSP violation."""
+    """axe, no sideways scrolling, the form's layout, the screenshot, no CSP violation."""
     violations = axe_violations(page)
     assert not violations, "\n".join(axe_report(f"{name} [{width} px, {scheme}]", violations))
     scroll_width = page.evaluate("() => document.documentElement.scrollWidth")
     assert scroll_width <= width, (scroll_width, page.evaluate(OVERFLOWING, width))
+    assert_form_layout(page)
     page.screenshot(path=f"/tmp/e2e_form_{name}_{width}_{scheme}.png", full_page=True)
     assert_no_csp_violations(browser, page)
 
