@@ -50,6 +50,7 @@ pytestmark = E2E_MARKS
 
 WIDTHS = [1400, 390]
 SCHEMES = ["light", "dark"]
+SAVED_NOTHING = "Nothing was saved: fix what is listed here and save again"
 MISSING_SCHEME = "models.example.org/v1"  # the commonest mistake: the address without https://
 
 
@@ -202,6 +203,23 @@ def assert_field_error(page, field: str, message: str) -> None:
     expect(control).to_have_accessible_description(re.compile(re.escape(message)))
 
 
+def assert_summary(page, heading: str, field: str, label: str, message: str) -> None:
+    """The refusal's summary: first under the heading, focused, in the first screen (at 390 px
+    a field's error alone is a few screens down, out of sight), its line linking to the field."""
+    expect = playwright_api.expect
+    summary = page.locator("#form-summary")
+    expect(summary).to_have_attribute("role", "alert")
+    expect(summary.locator("h2")).to_have_text(heading)
+    link = summary.get_by_role("link", name=label, exact=True)
+    expect(link).to_have_attribute("href", f"#id_{field}")
+    line = summary.locator("li", has=page.get_by_role("link", name=label, exact=True))
+    expect(line).to_contain_text(message)
+    assert page.evaluate("() => document.activeElement.id") == "form-summary"
+    box = summary.bounding_box()
+    assert box is not None
+    assert box["y"] + box["height"] <= page.viewport_size["height"]
+
+
 @pytest.mark.parametrize("scheme", SCHEMES)
 @pytest.mark.parametrize("width", WIDTHS)
 def test_the_hosted_endpoint_form(live_server, benchmark, person, browser, width, scheme):
@@ -244,9 +262,13 @@ def test_the_hosted_endpoint_form(live_server, benchmark, person, browser, width
         page.fill("#id_api_key", "sk-forms-e2e")
         page.get_by_role("button", name="Check and queue").click()
         page.wait_for_load_state()
-        summary = page.get_by_role("alert")
-        expect(summary).to_contain_text("Nothing was submitted")
-        expect(summary.get_by_role("link", name="Base URL")).to_be_visible()
+        assert_summary(
+            page,
+            "Nothing was submitted: fix what is listed here and check again",
+            "base_url",
+            "Base URL",
+            "Enter a valid URL.",
+        )
         assert_field_error(page, "base_url", "Enter a valid URL.")
         expect(page.locator("#id_model_name")).to_have_value("Forms Hosted Model")
         expect(page.locator("#id_api_key")).to_have_value("")
@@ -292,6 +314,7 @@ def test_the_model_endpoint_page(live_server, entry, browser, width, scheme):
         page.fill("#id_api_key", "sk-forms-e2e")
         page.get_by_role("button", name="Save the endpoint").click()
         page.wait_for_load_state()
+        assert_summary(page, SAVED_NOTHING, "base_url", "Base URL", "Enter a valid URL.")
         assert_field_error(page, "base_url", "Enter a valid URL.")
         expect(page.locator("#id_model")).to_have_value("forms-7b")
         expect(page.locator("#id_api_key")).to_have_value("")
@@ -342,11 +365,9 @@ def test_the_details_form(live_server, entry, browser, width, scheme):
         page.get_by_role("button", name="Save").click()
         page.wait_for_load_state()
         check_page(browser, page, "details-refused", width, scheme)
-        assert_field_error(
-            page,
-            "licence",
-            "Licence: required; a short text of at most 50 characters, e.g. apache-2.0.",
-        )
+        refusal = "Licence: required; a short text of at most 50 characters, e.g. apache-2.0."
+        assert_summary(page, SAVED_NOTHING, "licence", "Licence", refusal)
+        assert_field_error(page, "licence", refusal)
         expect(page.locator("#id_institution")).to_have_value("Forms Institute")
         assert in_database(details) == ("Forms Lab", "", FACTS["licence"])
 
