@@ -353,6 +353,13 @@ def test_the_details_form(live_server, entry, browser, width, scheme):
         expect(page.locator("h1")).to_contain_text("edit the details")
         expect(page.locator("#id_institution")).to_have_value("Forms Lab")
         expect(page.locator("#id_licence")).to_have_value(FACTS["licence"])
+        # Worded as on the submit form, the facts in their own fieldset.
+        expect(page.locator("main form legend")).to_have_text(["Details", "Model facts"])
+        for field, label in [("model_url", "Model URL"), ("paper_url", "Paper URL")]:
+            expect(page.locator(f"label[for=id_{field}]")).to_have_text(label)
+        expect(page.locator("#id_authors_helptext")).to_have_text(
+            "For challenge entries; separated by commas."
+        )
         check_page(browser, page, "details", width, scheme)
 
         assert_required_marks(page, ["id_type", "id_licence", "id_precision", "id_domain_specific"])
