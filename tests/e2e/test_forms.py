@@ -31,6 +31,7 @@ from django.db import connection
 
 from benchmark.services import ensure_plugin_benchmark, import_testset
 from hosting.models import HostedEndpoint, HostedRequest
+from inference.forms import INVALID_BASE_URL
 from plugins.clinicalqa.plugin import plugin as clinicalqa
 from submissions.models import Submission
 from submissions.services import SubmissionDetails, create_submission
@@ -267,9 +268,9 @@ def test_the_hosted_endpoint_form(live_server, benchmark, person, browser, width
             "Nothing was submitted: fix what is listed here and check again",
             "base_url",
             "Base URL",
-            "Enter a valid URL.",
+            INVALID_BASE_URL,
         )
-        assert_field_error(page, "base_url", "Enter a valid URL.")
+        assert_field_error(page, "base_url", INVALID_BASE_URL)
         expect(page.locator("#id_model_name")).to_have_value("Forms Hosted Model")
         expect(page.locator("#id_api_key")).to_have_value("")
         assert in_database(
@@ -314,8 +315,8 @@ def test_the_model_endpoint_page(live_server, entry, browser, width, scheme):
         page.fill("#id_api_key", "sk-forms-e2e")
         page.get_by_role("button", name="Save the endpoint").click()
         page.wait_for_load_state()
-        assert_summary(page, SAVED_NOTHING, "base_url", "Base URL", "Enter a valid URL.")
-        assert_field_error(page, "base_url", "Enter a valid URL.")
+        assert_summary(page, SAVED_NOTHING, "base_url", "Base URL", INVALID_BASE_URL)
+        assert_field_error(page, "base_url", INVALID_BASE_URL)
         expect(page.locator("#id_model")).to_have_value("forms-7b")
         expect(page.locator("#id_api_key")).to_have_value("")
         assert in_database(ModelEndpoint.objects.count) == 0
