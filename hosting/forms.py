@@ -10,9 +10,9 @@ from decimal import Decimal
 from typing import Any
 
 from django import forms
-from django.core.validators import URLValidator
 
 from core.exceptions import InvalidEndpoint
+from inference.forms import BaseURLField
 from submissions.forms import SubmissionForm
 
 from .config import endpoint_address_problem
@@ -22,10 +22,7 @@ class HostedRequestForm(SubmissionForm):
     """`SubmissionForm` with the endpoint in place of the file. `submit_request` checks again
     under its lock and the view adds its refusals to the form."""
 
-    base_url = forms.CharField(
-        label="Base URL",
-        max_length=300,
-        validators=[URLValidator(schemes=["http", "https"])],
+    base_url = BaseURLField(
         help_text="The OpenAI-compatible API's base, e.g. https://api.example.org/v1 (Podium "
         "posts to <base URL>/chat/completions).",
     )

@@ -83,7 +83,10 @@ class FactField(forms.Field):
     """A model fact (issue 15, `benchmark.facts`): a select for a choice, a number box for the
     parameters, a text box for the licence; cleaned and refused by `clean_fact`, so the form,
     the API and the writer name the fact and what it takes in the same words (a missing
-    required fact too: Django's own "This field is required." would not say what it takes)."""
+    required fact too: `to_python` refuses it before Django's own "This field is required.",
+    which would not say what it takes, is reached). A required fact is `required`, so its
+    label carries the required mark and its input the attribute (`{% field_label %}`); an
+    optional one says so in its label."""
 
     def __init__(self, definition: FactDefinition, **kwargs: Any) -> None:
         self.definition = definition
@@ -99,7 +102,11 @@ class FactField(forms.Field):
         if not definition.required:
             label = f"{label}, optional"
         super().__init__(
-            label=label, help_text=definition.help_text, required=False, widget=widget, **kwargs
+            label=label,
+            help_text=definition.help_text,
+            required=definition.required,
+            widget=widget,
+            **kwargs,
         )
 
     def to_python(self, value: Any) -> Any:

@@ -7,7 +7,7 @@ from typing import Any
 
 from django import forms
 
-from .forms import fact_fields
+from .forms import SubmissionForm, fact_fields
 from .maintenance import PRESENTATION_FIELDS
 from .models import Submission
 
@@ -20,6 +20,18 @@ class EntryDetailsForm(forms.ModelForm):
     class Meta:
         model = Submission
         fields = list(PRESENTATION_FIELDS)
+        # As the submit form words them ("Model URL", not the column's "Model url"), with
+        # its help texts.
+        labels = {
+            name: SubmissionForm.base_fields[name].label
+            for name in PRESENTATION_FIELDS
+            if SubmissionForm.base_fields[name].label
+        }
+        help_texts = {
+            name: SubmissionForm.base_fields[name].help_text
+            for name in PRESENTATION_FIELDS
+            if SubmissionForm.base_fields[name].help_text
+        }
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -29,6 +41,14 @@ class EntryDetailsForm(forms.ModelForm):
             field.initial = stored.get(key)
         self.fact_keys = list(facts)
         self.fields.update(facts)
+
+    @property
+    def detail_bound_fields(self) -> list[forms.BoundField]:
+        return [self[name] for name in PRESENTATION_FIELDS]
+
+    @property
+    def fact_bound_fields(self) -> list[forms.BoundField]:
+        return [self[key] for key in self.fact_keys]
 
     def changes(self) -> dict[str, Any]:
         """The changed fields, as `update_entry_details` takes them: the facts together, as

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from django import forms
 
+from inference.forms import BaseURLField
+
 
 class ModelEndpointForm(forms.Form):
-    base_url = forms.CharField(
-        label="Base URL",
-        max_length=300,
+    base_url = BaseURLField(
         help_text="Your OpenAI-compatible API's base, e.g. https://models.example.org/v1.",
     )
     model = forms.CharField(

@@ -146,7 +146,7 @@ def test_upload_a_box_file_see_it_scored_ranked_and_exported(
         fill_details(page, demo_files["norm1000"])
         page.get_by_label("I declare these predictions were made zero-shot").check()
         page.get_by_role("button", name="Check and submit").click()
-        expect(page.locator("#id_box_format_errors")).to_have_text("This field is required.")
+        expect(page.locator("#id_box_format_error")).to_have_text("This field is required.")
         expect(page).to_have_url(re.compile(r"/b/medsg-bench/submit/$"))
         check_page(page, "refused_no_box", width, shots)
 

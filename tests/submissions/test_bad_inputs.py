@@ -29,7 +29,7 @@ ALL_CASES: list[BadInput] = [*file_cases.CASES, *field_cases.CASES]
 CASE_PARAMS = [pytest.param(case, id=case.id) for case in ALL_CASES]
 
 _ERROR_LIST = re.compile(
-    r'<ul class="errorlist(?: nonfield)?"(?: id="id_(?P<field>\w+)_errors")?>(?P<items>.*?)</ul>',
+    r'<ul class="errorlist(?: nonfield)?"(?: id="id_(?P<field>\w+)_error")?>(?P<items>.*?)</ul>',
     re.DOTALL,
 )
 _ITEM = re.compile(r"<li>(.*?)</li>", re.DOTALL)

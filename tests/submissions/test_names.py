@@ -60,7 +60,7 @@ def web(benchmark, predictions, fields):
     errors = {
         field: [unescape(item) for item in re.findall(r"<li>(.*?)</li>", items, re.S)]
         for field, items in re.findall(
-            r'<ul class="errorlist" id="id_(\w+)_errors">(.*?)</ul>', page, re.S
+            r'<ul class="errorlist" id="id_(\w+)_error">(.*?)</ul>', page, re.S
         )
     }
     return response.status_code, errors

@@ -113,10 +113,14 @@ def test_a_refused_file_is_summed_up_at_the_top_with_its_count_and_a_link(
     expected = [f"{first}, field 'extra_{n}': {UNKNOWN_FIELD_MESSAGE}" for n in range(9)]
     expected.append(f"{second}, field 'extra_0': {UNKNOWN_FIELD_MESSAGE}")
     assert texts(top, "ol", "summary-problems") == expected
-    # The same lines under the field, and the rest counted.
-    under = re.search(r'<ul class="errorlist" id="id_predictions_errors">.*?</ul>', content, re.S)
+    # The same lines under the field, which the file input names as its description (the id
+    # Django's aria-describedby gives it), and the rest counted.
+    assert re.search(
+        r'<input type="file"[^>]* aria-describedby="[^"]*\bid_predictions_error"', content
+    )
+    under = re.search(r'<ul class="errorlist" id="id_predictions_error">.*?</ul>', content, re.S)
     assert under
-    assert texts(under.group(0).replace(' id="id_predictions_errors"', ""), "ul", "errorlist") == [
+    assert texts(under.group(0).replace(' id="id_predictions_error"', ""), "ul", "errorlist") == [
         *expected,
         "... and 27 more not listed; fix these and check again.",
     ]

@@ -419,7 +419,7 @@ def test_a_file_that_does_not_fit_the_test_set_is_refused_with_its_rows_named(
 
     content = response.content.decode()
     assert response.status_code == 200
-    assert f'<ul class="errorlist" id="id_predictions_errors"><li>{escape(message)}</li>' in content
+    assert f'<ul class="errorlist" id="id_predictions_error"><li>{escape(message)}</li>' in content
     assert stored_nothing(private_dir)
 
 
@@ -432,7 +432,7 @@ def test_a_published_model_name_in_use_is_refused(
     content = post(client, perfect_predictions).content.decode()
 
     assert (
-        '<ul class="errorlist" id="id_model_name_errors"><li>A published entry named '
+        '<ul class="errorlist" id="id_model_name_error"><li>A published entry named '
         "&#x27;MyModel&#x27; already exists on MedVidBench; choose another model name.</li></ul>"
     ) in content
     assert Submission.objects.count() == existing
@@ -445,10 +445,10 @@ def test_every_problem_is_listed_in_one_round_trip(client, submitter, benchmark,
 
     content = post(client, b"{}", model_url="not a url").content.decode()
 
-    assert '<ul class="errorlist" id="id_model_name_errors"><li>A published entry named' in content
-    assert '<ul class="errorlist" id="id_model_url_errors"><li>Enter a valid URL.</li>' in content
+    assert '<ul class="errorlist" id="id_model_name_error"><li>A published entry named' in content
+    assert '<ul class="errorlist" id="id_model_url_error"><li>Enter a valid URL.</li>' in content
     assert (
-        '<ul class="errorlist" id="id_predictions_errors"><li>expected a JSON list of {id, '
+        '<ul class="errorlist" id="id_predictions_error"><li>expected a JSON list of {id, '
         "qa_type, prediction} objects (a merged results file or an object keyed by sample is "
         "not accepted)</li></ul>"
     ) in content
@@ -502,7 +502,7 @@ def test_an_oversized_file_is_refused_before_it_is_read(client, submitter, bench
     content = post(client, b" " * (1024 * 1024 + 1)).content.decode()
 
     assert (
-        '<ul class="errorlist" id="id_predictions_errors"><li>The file is 1.0 MB; this benchmark '
+        '<ul class="errorlist" id="id_predictions_error"><li>The file is 1.0 MB; this benchmark '
         "accepts at most 1 MB.</li></ul>"
     ) in content
     assert stored_nothing(private_dir)
@@ -512,7 +512,7 @@ def test_a_challenge_entry_needs_its_team(client, submitter, perfect_predictions
     content = post(client, perfect_predictions, is_challenge_entry="on").content.decode()
     message = "A challenge entry needs its team name and authors."
     for name in ("team_name", "authors"):
-        assert f'<ul class="errorlist" id="id_{name}_errors"><li>{message}</li></ul>' in content
+        assert f'<ul class="errorlist" id="id_{name}_error"><li>{message}</li></ul>' in content
     # Under each field and in the summary at the top.
     assert content.count(message) == 4
     assert stored_nothing(private_dir)

@@ -120,3 +120,19 @@ def test_the_form_is_pre_filled_only_from_the_owners_own_endpoint(owner_client, 
     assert 'name="base_url" maxlength="300" required' in form
     assert 'value="https://chosen-by-someone-else.example.org/v1"' not in form
     assert "chosen-by-someone-else" in form  # named in the "Now:" line, not pre-filled
+
+
+def test_an_address_without_its_scheme_is_refused_saying_what_a_base_url_looks_like(
+    owner_client, access_granted
+):
+    response = owner_client.post(
+        url(access_granted), {"base_url": "models.example.org/v1", "model": "m", "api_key": ""}
+    )
+
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert (
+        '<ul class="errorlist" id="id_base_url_error"><li>Give the whole address, starting with '
+        "https:// (or http://), e.g. https://models.example.org/v1.</li></ul>"
+    ) in page
+    assert ModelEndpoint.objects.count() == 0

@@ -120,7 +120,7 @@ def test_a_bad_file_is_refused_on_the_form_and_nothing_is_stored(
     assert response.status_code == 200
     assert not Submission.objects.exists()
     errors = re.search(
-        r'<ul class="errorlist" id="id_predictions_errors">(.*?)</ul>',
+        r'<ul class="errorlist" id="id_predictions_error">(.*?)</ul>',
         response.content.decode(),
         re.S,
     )

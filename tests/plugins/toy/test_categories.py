@@ -844,7 +844,7 @@ def post(client, labels, **fields):
 
 
 def field_errors(content, name):
-    found = re.search(rf'<ul class="errorlist" id="id_{name}_errors">(.*?)</ul>', content, re.S)
+    found = re.search(rf'<ul class="errorlist" id="id_{name}_error">(.*?)</ul>', content, re.S)
     return (
         [text(item) for item in re.findall(r"<li>(.*?)</li>", found.group(1), re.S)]
         if found
