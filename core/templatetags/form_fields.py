@@ -33,3 +33,12 @@ def field_label(field: BoundField, *, unmarked: bool = False) -> SafeString:
 def required_legend(form: Any) -> dict[str, bool]:
     """`{% required_legend form %}`: what the asterisk means, above a form that has one."""
     return {"shown": any(field.required for field in form.fields.values())}
+
+
+@register.filter
+def after_label(error: Any, label: Any) -> str:
+    """A field's error as a summary shows it after the field's label: without the label again
+    where the error starts with it ("Licence: required; ..." under "Licence", whose summary
+    line read "Licence: Licence: required; ...")."""
+    text, prefix = str(error), f"{label}: "
+    return text.removeprefix(prefix) if text.startswith(prefix) else text

@@ -214,7 +214,8 @@ def assert_summary(page, heading: str, field: str, label: str, message: str) -> 
     link = summary.get_by_role("link", name=label, exact=True)
     expect(link).to_have_attribute("href", f"#id_{field}")
     line = summary.locator("li", has=page.get_by_role("link", name=label, exact=True))
-    expect(line).to_contain_text(message)
+    # The label once: a message that starts with it is not prefixed with it again.
+    expect(line).to_have_text(f"{label}: {message.removeprefix(f'{label}: ')}")
     assert page.evaluate("() => document.activeElement.id") == "form-summary"
     box = summary.bounding_box()
     assert box is not None
