@@ -109,6 +109,14 @@ class FactField(forms.Field):
             **kwargs,
         )
 
+    def prepare_value(self, value: Any) -> Any:
+        """A stored parameter count as its box shows it: "7" for 7.0, every digit kept
+        otherwise (a re-save stores the same number)."""
+        if self.definition.kind == "number" and type(value) is float:
+            text = repr(value)
+            return text.removesuffix(".0")
+        return value
+
     def to_python(self, value: Any) -> Any:
         try:
             return clean_fact(self.definition.key, value)

@@ -980,6 +980,8 @@ def test_the_owner_edits_the_facts_audited_and_the_board_follows(
     url = reverse("submissions:edit_details", args=[submission.pk])
     form = client.get(url).content.decode()
     assert '<option value="fine-tuned" selected>fine-tuned</option>' in form
+    # The parameter count as it was given ("7"), not the stored float's "7.0".
+    assert re.search(r'<input type="number" name="parameters" value="7"[ >]', form)
 
     data = {
         "institution": submission.institution,
