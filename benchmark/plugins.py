@@ -142,6 +142,9 @@ class FileGuide:
     paragraphs: tuple[str, ...]
     matching: str
     template_note: str
+    # The matching rule in one sentence, beside the upload field ("Rows are matched to the
+    # test set by position: keep its order."); the full rule is `matching`.
+    matching_short: str = ""
     table_caption: str = ""
     table_headings: tuple[str, ...] = ()
     table_rows: tuple[tuple[str, ...], ...] = ()

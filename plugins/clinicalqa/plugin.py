@@ -210,6 +210,7 @@ class ClinicalQAPlugin:
                 "any order. A file with an unknown id, a repeated id or a missing one is "
                 "refused, naming them."
             ),
+            matching_short="Rows are matched to the test set by id, in any order.",
             template_note=(
                 f"every id of the {counts['records']:,} questions in the test set's order, "
                 "each answer empty for you to fill in."

@@ -214,6 +214,10 @@ class MedSGPlugin:
                 "and so on, in the test set's order; each row's index and task must equal the "
                 "test set's at that position. A file in another order is refused."
             ),
+            matching_short=(
+                "Rows are matched to the test set by position, so keep its order (do not group "
+                "rows by task)."
+            ),
             template_note=(
                 f"every index and task of the {counts['records']:,} items in order, each "
                 "prediction empty for you to fill in."

@@ -127,7 +127,13 @@ class MedVidBenchPlugin:
                 "samples). Ids repeat across tasks, so the id and the qa_type of each row "
                 "must equal the test set's at the same position. A file in another order, "
                 "grouped or sorted by task as the official multi-GPU scripts write it, is "
-                "refused, never scored out of line."
+                "refused. Rows that share both an id and a qa_type (several questions of one "
+                "task on one video) cannot be told apart by the file, so keep them in the "
+                "test set's order: the template lists every row in it."
+            ),
+            matching_short=(
+                "Rows are matched to the test set by position, so keep its order (do not group "
+                "rows by task)."
             ),
             template_note=(
                 f"every id and qa_type of the {records:,} samples in order, each "

@@ -154,6 +154,9 @@ def test_the_page_shows_the_details_the_rank_with_its_interval_and_the_metrics_w
     assert f"{value:.{decimals}f} [{low:.{decimals}f}, {high:.{decimals}f}]" in text
     # Judge metrics stay pending on this slice (the judge does not run).
     assert re.search(r"DVC_llm .*? pending pending", text)
+    # The best values are its own board's, and the table says which board that is.
+    assert '<th scope="col" class="num">Best on the Community board</th>' in html
+    assert "best on its board" in html
 
 
 def test_the_board_best_and_the_leader_are_the_boards_own(board):

@@ -192,3 +192,13 @@ def test_the_cli_prints_the_report(private_dir, files):
         "multiple_choice": {"items": 40, "correct": 22, "unreadable": 2},
         "open_ended": {"items": 16, "empty": 0},
     }
+
+
+def test_the_upload_field_states_this_benchmarks_matching_rule(benchmark, client, submitter):
+    """The help under the file field said "matched to the test set by position, so keep the
+    test set's order" on every benchmark, while this one's "Your file" says "By id ... in any
+    order" (issue 32's second walk)."""
+    page = text(client.get(f"/b/{SLUG}/submit/").content.decode())
+
+    assert "Rows are matched to the test set by id, in any order." in page
+    assert "by position" not in page
