@@ -427,7 +427,11 @@ def submit(request: HttpRequest, slug: str) -> HttpResponse:
         except DomainError as error:  # the quota, submissions closed
             form.add_error(None, str(error))
         else:
-            messages.success(request, "Your file passed the checks and is queued for scoring.")
+            # True for as long as the page shows it (its status part refreshes itself under
+            # it, past "queued" to Complete): what happened, not the state it is in.
+            messages.success(
+                request, "Your file passed the checks. This page follows it until it is scored."
+            )
             if note := selectors.duplicate_note(submission):
                 messages.warning(request, note)
             return redirect(submission)

@@ -8,6 +8,7 @@ The screenshots land in /tmp/e2e_refused_wide.png and /tmp/e2e_refused_narrow.pn
 screen), /tmp/e2e_refused_full_*.png (the whole page) and /tmp/e2e_about_your_file_*.png.
 """
 
+import json
 from pathlib import Path
 
 import pytest
@@ -107,5 +108,39 @@ def test_a_refused_upload_shows_its_summary_in_the_first_viewport(
         assert page.evaluate("() => document.documentElement.scrollWidth") <= width
         section.screenshot(path=str(ABOUT_SECTIONS[width]))
         assert_no_csp_violations(browser, page)
+    finally:
+        page.close()
+
+
+def test_a_single_problem_shows_whole_on_a_phone(
+    live_server, benchmark, submitter, perfect_predictions, browser, tmp_path
+):
+    """One long message (a row missing) is not cut at the edge of a scrolling box at 390 px:
+    the box scrolls only when there are several (issue 32's second walk read "...the file has
+    no row" and nothing after it)."""
+    expect = playwright_api.expect
+    rows = json.loads(perfect_predictions)
+    del rows[3]
+    upload = tmp_path / "predictions.json"
+    upload.write_text(json.dumps(rows))
+    page = browser.new_page(viewport={"width": 390, "height": 844})
+    page.set_default_timeout(20_000)
+    try:
+        page.goto(f"{live_server.url}/accounts/login/")
+        page.fill("#id_login", "rita")
+        page.fill("#id_password", PASSWORD)
+        page.get_by_role("button", name="Sign in", exact=True).click()
+        page.wait_for_url(lambda url: "/accounts/login/" not in url)
+        page.goto(f"{live_server.url}/b/{benchmark.slug}/submit/")
+        for name, value in FORM.items():
+            page.fill(f"#id_{name}", value)
+        page.set_input_files("#id_predictions", str(upload))
+        page.get_by_role("button", name="Check and submit").click()
+        page.wait_for_load_state()
+
+        problems = page.get_by_role("alert").locator(".summary-problems")
+        expect(problems.locator("li")).to_have_count(1)
+        assert problems.evaluate("(box) => box.scrollHeight <= box.clientHeight")
+        page.screenshot(path="/tmp/e2e_refused_one_problem_390.png")
     finally:
         page.close()

@@ -547,7 +547,8 @@ def test_a_valid_upload_is_queued_and_its_page_polls(client, uploaded):
     content = get(client, f"/submissions/{uploaded.pk}/")
 
     assert uploaded.evaluations.get().status == EvaluationStatus.QUEUED
-    assert "Your file passed the checks and is queued for scoring." in content
+    # Not "is queued": the message stays on the page while its status moves on.
+    assert "Your file passed the checks. This page follows it until it is scored." in content
     assert f'hx-get="/submissions/{uploaded.pk}/status/" hx-trigger="every 2s"' in content
     assert '<li class="step current" aria-current="step">Queued</li>' in content
     assert '<script src="/static/vendor/htmx/htmx.min.js" defer></script>' in content
