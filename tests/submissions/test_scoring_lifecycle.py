@@ -287,9 +287,14 @@ def test_every_worker_process_runs_the_scoring_reaper():
 # --- the heartbeat and a dropped connection (committed data, so other connections see it) ----
 
 
+# Embedded answers enough for several heartbeats (1 s in tests) on a fast machine too: 30
+# took 2.2 s here and 1.9 s on a faster CI machine, under the test's 2 s floor.
+SLOW_ROWS = 60
+
+
 @pytest.fixture
 def records():
-    return slow_next_action_records(30)
+    return slow_next_action_records(SLOW_ROWS)
 
 
 @pytest.fixture
@@ -298,7 +303,7 @@ def slow_run(benchmark, predictions_for):
         benchmark,
         owner=UserFactory(),
         details=SubmissionDetails(model_name="Slow"),
-        predictions=predictions_for(slow_answers(30)),
+        predictions=predictions_for(slow_answers(SLOW_ROWS)),
     )
     return submission.evaluations.get()
 
