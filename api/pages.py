@@ -8,6 +8,7 @@ from django.shortcuts import render
 from django.urls import path, reverse
 
 from benchmark.selectors import public_benchmarks
+from submissions.selectors import board_summary
 
 # The slug shown when no benchmark is public yet (a fresh install): MedVidBench, the first one.
 DEFAULT_SLUG = "medvidbench"
@@ -45,8 +46,15 @@ def api_guide(request: HttpRequest) -> HttpResponse:
     def absolute(name: str, *args: object) -> str:
         return request.build_absolute_uri(reverse(name, args=args))
 
+    # The examples read a board that has rows: a benchmark whose Official board is empty
+    # (the demo's clinical QA) gave "count": 0 to a newcomer's first call.
+    counts = board_summary(benchmark).counts if benchmark is not None else {}
+    example_board = (
+        "official" if counts.get("official") or not counts.get("community") else "community"
+    )
     context = {
         "slug": slug,
+        "example_board": example_board,
         "example_benchmark": benchmark,
         "guide_benchmarks": benchmarks,
         "judge_metrics": [metric.key for metric in metrics if metric.is_judge_metric],

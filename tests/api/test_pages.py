@@ -9,8 +9,11 @@ import pytest
 from django.urls import resolve, reverse
 
 from benchmark.services import ensure_plugin_benchmark
+from submissions import services
 from tests.accounts.factories import UserFactory
 from tests.benchmark.factories import BenchmarkFactory
+from tests.submissions.factories import scored_entry
+from tests.submissions.pages import values
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db]
 
@@ -159,3 +162,20 @@ def test_the_examples_follow_the_benchmark_chosen_on_the_page(client):
     for page in (medvidbench, medsg, clinicalqa):  # every example still compiles
         for code in PYTHON_EXAMPLE.findall(page):
             compile(html.unescape(code), "<example>", "exec")
+
+
+def test_the_examples_read_a_board_that_has_rows(client):
+    """A benchmark whose Official board is empty (the demo's clinical QA): the examples read its
+    Community board, and say why; a newcomer's first call answered "count": 0 before."""
+    benchmark = ensure_plugin_benchmark("medvidbench")
+    type(benchmark).objects.filter(pk=benchmark.pk).update(is_public=True)
+    scored_entry(benchmark, "Only Community", values())
+    services.recompute_board(benchmark)
+
+    content = guide(client)
+
+    json_url = "http://testserver/api/v1/benchmarks/medvidbench/rankings/?board=community"
+    assert f'curl "{json_url}"' in content
+    assert "board=official" not in content
+    assert "MedVidBench's Official board has no entries yet" in content
+    assert client.get(json_url).json()["count"] == 1
