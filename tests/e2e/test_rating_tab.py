@@ -53,6 +53,12 @@ def test_the_open_ended_tab_shows_ratings_with_intervals_and_the_judge(
         response = page.goto(f"{live_server.url}/b/clinicalqa/community/")
         assert response is not None
         assert response.ok
+        # The overview's facts are table cells like the others (the entry page's grid of
+        # facts styled them once: each cell drew its own bottom line, out of line with the row).
+        facts = page.locator("table.board tbody td.facts").first
+        expect(facts).to_be_visible()
+        assert facts.evaluate("(cell) => getComputedStyle(cell).display") == "table-cell"
+        page.screenshot(path=f"/tmp/e2e_facts_overview_{width}.png")
         page.get_by_role("link", name="Open-ended").click()
         expect(page.locator(".category-intro h2")).to_have_text("Open-ended")
         expect(page.locator(".judge-note")).to_have_text(
