@@ -38,6 +38,11 @@ def stale_after() -> timedelta:
     return HOSTED.stale_after()
 
 
+def outage_limit() -> timedelta:
+    """How long an endpoint may stay unreachable before its request fails."""
+    return timedelta(seconds=HOSTED.outage_limit_seconds())
+
+
 def max_runs() -> int:
     return HOSTED.max_runs()
 

@@ -23,7 +23,7 @@ from benchmark.plugins import plugin_for
 from submissions.enums import STATES_WITH_SCORES, EvaluationStatus
 from submissions.models import Evaluation, Submission
 
-from .config import hosted_rules
+from .config import hosted_rules, outage_limit
 from .enums import ACTIVE_REQUEST_STATES, PLATFORM_FAILURES, ItemState, QueueState, RequestStatus
 from .models import HostedItem, HostedRequest
 from .permissions import can_cancel_request, can_view_request
@@ -276,6 +276,9 @@ class RequestPage:
     tokens: int
     cost: Decimal | None
     polling: bool
+    # When an unreachable endpoint's request fails if no answer comes meanwhile (None: the
+    # endpoint answers).
+    gives_up_at: datetime | None = None
 
 
 def request_page(request: HostedRequest, *, viewer: Any) -> RequestPage:
@@ -306,6 +309,9 @@ def request_page(request: HostedRequest, *, viewer: Any) -> RequestPage:
         tokens=request.tokens,
         cost=request.cost,
         polling=queue_is_moving([row]),
+        gives_up_at=request.unreachable_since + outage_limit()
+        if request.unreachable_since
+        else None,
     )
 
 

@@ -4,6 +4,7 @@ requests hidden, a constant number of queries), a request's own page (its owner'
 Cancel confirmation, the board's link, and the "evaluated by Podium" badge."""
 
 import re
+from datetime import UTC, datetime
 from html import unescape
 
 import pytest
@@ -253,3 +254,27 @@ def test_the_board_links_the_queue_and_marks_an_entry_evaluated_by_podium(
     entry_url = reverse("submissions:entry", args=[benchmark.slug, request.submission_id])
     assert f'<a href="{entry_url}">entry</a>' in queue
     assert "hx-get" not in queue  # nothing moves any more: it stops polling
+
+
+def test_an_unreachable_endpoint_says_until_when_podium_keeps_trying(
+    benchmark, owner, signed_in, settings
+):
+    """The owner's page said "Podium keeps trying" with no end (issue 32's second walk waited
+    seven minutes and cancelled): it names the moment the request fails, from the outage
+    limit, and that it may be cancelled."""
+    settings.PODIUM_HOSTED_OUTAGE_LIMIT_SECONDS = 1800
+    request = submit(benchmark, owner, base_url=URL, model="m")
+    since = datetime(2026, 12, 4, 9, 5, tzinfo=UTC)
+    HostedRequest.objects.filter(pk=request.pk).update(
+        status=RequestStatus.RUNNING,
+        unreachable_since=since,
+        last_transient_error="connection refused",
+    )
+
+    page = text(signed_in.get(reverse("hosting:request_live", args=[request.pk])).content.decode())
+
+    assert (
+        "The endpoint has been unreachable since 09:05 UTC; Podium keeps trying until 09:35 UTC, "
+        "then the request fails and nothing is published. Nothing is counted as failed "
+        "meanwhile. You may cancel it."
+    ) in page
