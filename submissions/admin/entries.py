@@ -207,7 +207,7 @@ class SubmissionAdmin(EntryViewersOnly, admin.ModelAdmin):
     def board(self, submission: Submission) -> str:
         entry = getattr(submission, "board_entry", None)
         if entry is None:
-            return "—" if submission.publish else "— (evaluate only)"
+            return "—"  # evaluate only: the Verification column says so
         return BoardKind(entry.board).label
 
     @admin.display(description="Verification", ordering="verification_status")
@@ -240,12 +240,18 @@ class SubmissionAdmin(EntryViewersOnly, admin.ModelAdmin):
             moment.strftime("%H:%M"),
         )
 
-    @admin.display(description="Standing", ordering="board_entry__rank")
+    @admin.display(description="Rank (mean)", ordering="board_entry__rank")
     def standing(self, submission: Submission) -> str:
+        """Short, so the list fits beside the admin's two sidebars at 1,400 px (issue 32: its
+        last column was cut); the change page has the wins."""
         entry = getattr(submission, "board_entry", None)
         if entry is None:
             return "—"
-        return f"#{entry.rank} (mean rank {entry.mean_rank:.2f}, {entry.wins} wins)"
+        return format_html(
+            '<span class="nowrap">#{}</span> <span class="nowrap">({})</span>',
+            entry.rank,
+            f"{entry.mean_rank:.2f}",
+        )
 
     # --- the change page's read-only sections ----------------------------------------------
 

@@ -99,6 +99,8 @@ def test_a_maintainer_moves_entries_through_verification_in_the_admin(
         # A list wider than its box scrolls sideways inside it rather than clipping a column.
         results = page.locator("#changelist .results")
         assert results.evaluate("box => getComputedStyle(box).overflowX") == "auto"
+        # The rank column is short ("#3 (1.00)"; the wins are on the change page).
+        expect(page.locator("#result_list thead")).to_contain_text("Rank (mean)")
         results.evaluate("box => { box.scrollLeft = box.scrollWidth; }")
         box, shown = created.bounding_box(), results.bounding_box()
         assert box["x"] + box["width"] <= shown["x"] + shown["width"] + 1

@@ -110,6 +110,11 @@ def test_the_report_page_verifies_the_entry_in_one_click(
     page = logged_in.get(url).content.decode()
     assert "Discrepancy report (tolerance ±0.01)" in page
     assert "<td>0.6667</td>" in page
+    # The report's five columns scroll inside their box on a phone (they pushed the page to
+    # 465 px at 390), as the submissions' wide tables do (static/css/admin.css).
+    assert re.search(
+        r'<div class="admin-table-scroll"[^>]*>\s*<table>\s*<thead>\s*<tr><th>Metric', page
+    )
     assert 'value="Verify this entry" form="verify-form"' in page
     # Above "Close" (issue 32: it sat below it), in a form of its own after the page's.
     assert page.index('value="Verify this entry"') < page.index(">Close</a>")
