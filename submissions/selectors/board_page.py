@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlencode
 
@@ -89,6 +89,9 @@ class BoardFilter:
     # every column).
     all_columns: bool = False
     columns: tuple[str, ...] = ()
+    # What the URL asked for that this board does not take, in words ("Model type 'big' is
+    # not one of ...; ignored."): the page says so rather than ignore it silently.
+    ignored: tuple[str, ...] = field(default=(), compare=False)
 
     @property
     def active(self) -> bool:
@@ -171,14 +174,29 @@ def parse_board_filter(
     of `known_columns` (unknown ones left out)."""
     text = " ".join((text or "").split())[:MAX_SEARCH_CHARS]
     asked = list(asked)
-    chosen = tuple(
-        (definition.key, str(facts[definition.key]))
-        for definition in filterable_facts(asked)
-        if facts and facts.get(definition.key) in definition.values
-    )
+    ignored: list[str] = []
+    if tag and tag not in BOARD_TAGS:
+        ignored.append(f"Show {_quoted(tag)} is not one of its choices; every entry is shown.")
+    chosen = []
+    for definition in filterable_facts(asked):
+        value = facts.get(definition.key) if facts else None
+        if value in definition.values:
+            chosen.append((definition.key, str(value)))
+        elif value not in (None, ""):
+            ignored.append(
+                f"{definition.label} {_quoted(value)} is not one of "
+                f"{', '.join(definition.values)}; ignored."
+            )
     size: tuple[float | None, float | None] = (None, None)
     if facts and "parameters" in asked:
         low, high = (parse_size(facts.get(name)) for name in SIZE_PARAMS)
+        for name, value, end in zip(SIZE_PARAMS, (low, high), ("from", "to"), strict=True):
+            raw = facts.get(name)
+            if value is None and isinstance(raw, str) and raw.strip():
+                ignored.append(
+                    f"Size {end} {_quoted(raw)} is not a number of billions (e.g. 7 or 0.5); "
+                    "ignored."
+                )
         if low is not None and high is not None and low > high:
             low, high = high, low  # "70 to 7" is the range from 7 to 70
         size = (low, high)
@@ -186,14 +204,27 @@ def parse_board_filter(
     keys = [key.strip() for value in given for key in value.split(",") if key.strip()]
     known = list(known_columns)
     picked = tuple(key for key in known if key in keys)[:MAX_CHOSEN_COLUMNS]
+    unknown = [key for key in keys if key != "all" and key not in known]
+    if unknown and known:
+        ignored.append(
+            f"This board has no column {', '.join(_quoted(key) for key in unknown[:3])}; "
+            + ("the default columns are shown." if not picked else "the others are shown.")
+        )
     return BoardFilter(
         text=text,
         tag=tag if tag in BOARD_TAGS else "",
-        facts=chosen,
+        facts=tuple(chosen),
         size=size,
         all_columns="all" in keys,
         columns=() if "all" in keys else picked,
+        ignored=tuple(ignored),
     )
+
+
+def _quoted(value: Any) -> str:
+    """A value from the URL as a note quotes it: at most 40 characters."""
+    text = repr(str(value))
+    return text if len(text) <= 42 else text[:40] + "…'"
 
 
 def filter_board_entries(entries: QuerySet[BoardEntry], board_filter: BoardFilter) -> QuerySet:

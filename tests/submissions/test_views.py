@@ -853,6 +853,11 @@ def test_a_visitor_chooses_the_columns_and_the_links_keep_them(client, benchmark
     assert header(sorted_by) == ["Rank", "Model", "CVS_acc", "STG_mIoU ▼"]
     # A row names a team here, so the default shows the column.
     default = ["Rank ▲", "Model", "Team", *METRIC_KEYS, "Date"]
-    assert header(get(client, "/b/medvidbench/community/?columns=bogus")) == default
+    bogus = get(client, "/b/medvidbench/community/?columns=bogus&tag=shiny")
+    assert header(bogus) == default
+    assert (
+        "Show 'shiny' is not one of its choices; every entry is shown. This board has no "
+        "column 'bogus'; the default columns are shown."
+    ) in visible_text(bogus)
     assert header(get(client, "/b/medvidbench/community/")) == default
     assert 'id="columns-note"' not in get(client, "/b/medvidbench/community/")
