@@ -280,6 +280,9 @@ def _send(
             backoff=config.HOSTED.backoff(),
             outage=outage,
             should_stop=lambda: capped() or clock.should_stop(),
+            # The slice's end and the cap drain (the answers being computed are paid for:
+            # cut, they were asked again next slice); a cancel cuts them.
+            should_abort=lambda: clock.cancelled,
             tick=clock.tick,
             tick_seconds=min(1.0, config.heartbeat_seconds()),
             thread_name="hosted",

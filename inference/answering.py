@@ -111,6 +111,7 @@ def answer_many(
     backoff: Backoff | None = None,
     outage: Outage | None = None,
     should_stop: Callable[[], bool] = lambda: False,
+    should_abort: Callable[[], bool] | None = None,
     tick: Callable[[], None] = lambda: None,
     tick_seconds: float = 1.0,
     thread_name: str = "answer",
@@ -120,7 +121,9 @@ def answer_many(
     built, i.e. frames read, only when a question starts), through
     `inference.client.run_bounded`: answers are handed to `on_answers` in the calling thread, in
     batches of at most `batch`, so a crash repeats at most `concurrency + batch` questions; `tick` runs at least every `tick_seconds`; once `should_stop()` is
-    true no new question starts. Returns True when every question was handed over.
+    true no new question starts (with `should_abort`, the calls already sent finish and are
+    kept; only `should_abort()` cuts them: `run_bounded`). Returns True when every question
+    was handed over.
     `EndpointError` stops the run: questions in flight finish first, then it is raised.
     `thread_name` names the worker threads (the re-run's are "rerun"). A `limiter` shared by
     every thread paces the calls (hosted evaluation's requests per minute, `inference.pacing`)."""
@@ -152,6 +155,7 @@ def answer_many(
         batch=batch,
         batch_seconds=batch_seconds,
         should_stop=should_stop,
+        should_abort=should_abort,
         tick=tick,
         tick_seconds=tick_seconds,
         thread_name=thread_name,

@@ -518,7 +518,8 @@ def ask_until_usable[T](
             break
         try:
             calls += 1
-            with guard.stoppable(stop):
+            # A draining stop (`StopEvent`) lets a call already sent finish; its abort cuts it.
+            with guard.stoppable(getattr(stop, "abort", stop)):
                 reply = call()
         except TransientError as failure:
             outage.failed(failure, probe)
@@ -550,6 +551,15 @@ def ask_until_usable[T](
     return Asked(None, None, attempts, calls, prompt_tokens, completion_tokens, error)
 
 
+class StopEvent(threading.Event):
+    """`run_bounded`'s stop: set, no new question starts and the waits before a call give up;
+    `abort` set too, a call on the network is cut (`guard.stoppable`)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.abort = threading.Event()
+
+
 def run_bounded[K, P, R](
     pending: Iterable[tuple[K, P]],
     work: Callable[[K, P, threading.Event], R],
@@ -563,6 +573,7 @@ def run_bounded[K, P, R](
     tick: Callable[[], None] = lambda: None,
     tick_seconds: float = 1.0,
     thread_name: str = "worker",
+    should_abort: Callable[[], bool] | None = None,
 ) -> bool:
     """Run `work(key, payload, stop)` for each pending item with at most `concurrency` in
     flight; `on_results` runs in the calling thread with finished results, in batches of up to
@@ -575,8 +586,14 @@ def run_bounded[K, P, R](
     waits), and a result `unfinished(result)` says was cut short is dropped (its item stays
     pending). Returns True when every item was handed over. `EndpointError` stops the run:
     items in flight finish first, then it is raised. Every user of the engine runs through
-    this."""
-    stop = threading.Event()
+    this.
+
+    With `should_abort`, a stop drains: the calls already sent finish and their answers are
+    kept (a time slice's end, a token cap: an answer the endpoint is already computing is paid
+    for, and cutting it meant asking that question again in the next slice), and only
+    `should_abort()` (a cancel) or an `EndpointError` cuts the calls on the network
+    (`stop.abort`, which `ask_until_usable` watches). Without it every stop cuts them."""
+    stop = StopEvent()
     items: Iterator[tuple[K, P]] = iter(pending)
     in_flight: set[Future[R]] = set()
     finished: list[R] = []
@@ -596,6 +613,11 @@ def run_bounded[K, P, R](
         while True:
             if fatal is None and not stop.is_set() and should_stop():
                 stop.set()
+                if should_abort is None:
+                    stop.abort.set()
+            if should_abort is not None and not stop.abort.is_set() and should_abort():
+                stop.set()
+                stop.abort.set()
             while (
                 not exhausted
                 and not stop.is_set()
@@ -621,6 +643,7 @@ def run_bounded[K, P, R](
                 except EndpointError as error:
                     fatal = fatal or error
                     stop.set()
+                    stop.abort.set()
                     continue
                 if stop.is_set() and unfinished(result):
                     continue  # cut short by a stop (or a fatal error), not failed: it stays pending

@@ -306,3 +306,27 @@ def test_a_benchmark_that_stopped_taking_endpoints_fails_the_request(
     assert (request.state, request.failure) == (RequestStatus.FAILED, Failure.NOT_HOSTED)
     assert request.message.startswith("Demo clinical QA no longer evaluates model endpoints.")
     assert standin.received == []
+
+
+def test_the_answers_being_computed_at_a_slice_end_are_kept_not_asked_again(
+    benchmark, owner, standin, django_capture_on_commit_callbacks
+):
+    """Every call in flight when the slice ends has been sent: the endpoint is computing (and
+    billing) its answer. The slice waits for those answers and keeps them; cutting them left
+    their questions pending, asked and paid for again in the next slice (CI saw 12 questions
+    received for 11 answers kept)."""
+    capture = django_capture_on_commit_callbacks
+    # The engine looks at the slice's clock at least every second: with answers taking 1.5 s
+    # every call sent at the start is still on the network when it sees the slice is over.
+    standin.latency = 1.5
+    request = submit(benchmark, owner, base_url=standin.base_url, model=MODEL["fair"])
+
+    request = run(request, capture, time_budget=0.1)
+
+    answered = request.items.exclude(state=ItemState.PENDING).count()
+    assert answered > 0
+    assert len(standin.received) == answered
+    standin.latency = 0.0
+    request = run(request, capture)
+    assert request.state == RequestStatus.DONE
+    assert set(standin.key_calls.values()) == {1}  # no question asked twice
