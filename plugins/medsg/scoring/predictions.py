@@ -184,14 +184,14 @@ def _row_count_problem(rows: list[Any], test_set: MedSGTestSet) -> Problem:
     not the test set's at its position, and whether a row is missing or extra there."""
     items = test_set.items
 
-    def row_holds(position: int) -> str:
+    def row_fields(position: int) -> tuple[tuple[str, str | None], ...] | str:
         row = rows[position]
         if not isinstance(row, dict):
             return f"is {describe(row)}, not an object {{index, task, prediction}}"
-        return f"holds {_field_value(row, 'index')} ({_field_value(row, 'task')})"
+        return (("index", _quoted(row, "index")), ("task", _quoted(row, "task")))
 
-    def test_set_holds(position: int) -> str:
-        return f"index {position} (task {printable(items[position].task)})"
+    def test_set_fields(position: int) -> tuple[tuple[str, str], ...]:
+        return (("index", str(position)), ("task", printable(items[position].task)))
 
     return row_count_problem(
         [_key(row) for row in rows],
@@ -199,21 +199,23 @@ def _row_count_problem(rows: list[Any], test_set: MedSGTestSet) -> Problem:
         head=(
             f"expected {len(items):,} rows, one per test item in test-set order, got {len(rows):,}"
         ),
-        row_holds=row_holds,
-        test_set_holds=test_set_holds,
+        row_fields=row_fields,
+        test_set_fields=test_set_fields,
         noun="item",
     )
 
 
-def _field_value(row: dict[str, Any], name: str) -> str:
+def _quoted(row: dict[str, Any], name: str) -> str | None:
+    """The row's `name` as a message quotes it (an index as written); None when the row has
+    no such key."""
     if name not in row:
-        return f"no {name}"
+        return None
     value = row[name]
     if isinstance(value, str):
-        return f"{name} {printable(value)}"
+        return printable(value)
     if isinstance(value, int) and not isinstance(value, bool):
-        return f"{name} {value}"
-    return f"{name} {describe(value)}"
+        return str(value)
+    return describe(value)
 
 
 def _key(row: Any) -> tuple[int, str] | None:

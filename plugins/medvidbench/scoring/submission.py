@@ -225,15 +225,15 @@ def _row_count_problem(rows: list[Any], test_set: TestSet) -> Problem:
     not the test set's at its position, and whether a row is missing or extra there."""
     samples = test_set.samples
 
-    def row_holds(position: int) -> str:
+    def row_fields(position: int) -> tuple[tuple[str, str | None], ...] | str:
         row = rows[position]
         if not isinstance(row, dict):
             return f"is {describe(row)}, not an object {{id, qa_type, prediction}}"
-        return f"holds {_field_value(row, 'id')} ({_field_value(row, 'qa_type')})"
+        return (("id", _quoted(row, "id")), ("qa_type", _quoted(row, "qa_type")))
 
-    def test_set_holds(position: int) -> str:
+    def test_set_fields(position: int) -> tuple[tuple[str, str], ...]:
         sample = samples[position]
-        return f"id {printable(sample.id)} (qa_type {printable(sample.qa_type)})"
+        return (("id", printable(sample.id)), ("qa_type", printable(sample.qa_type)))
 
     return row_count_problem(
         [_key(row) for row in rows],
@@ -242,17 +242,18 @@ def _row_count_problem(rows: list[Any], test_set: TestSet) -> Problem:
             f"expected {len(samples):,} rows, one per test sample in test-set order, "
             f"got {len(rows):,}"
         ),
-        row_holds=row_holds,
-        test_set_holds=test_set_holds,
+        row_fields=row_fields,
+        test_set_fields=test_set_fields,
         noun="sample",
     )
 
 
-def _field_value(row: dict[str, Any], name: str) -> str:
+def _quoted(row: dict[str, Any], name: str) -> str | None:
+    """The row's `name` as a message quotes it; None when the row has no such key."""
     if name not in row:
-        return f"no {name}"
+        return None
     value = row[name]
-    return f"{name} {printable(value) if isinstance(value, str) else describe(value)}"
+    return printable(value) if isinstance(value, str) else describe(value)
 
 
 def _key(row: Any) -> tuple[str, str] | None:

@@ -41,10 +41,9 @@ def test_a_row_removed_in_the_middle_is_named_by_the_first_row_out_of_place(test
     del rows[1]
 
     assert messages(json.dumps(rows).encode(), test_set) == [
-        "row 1: expected 3 rows, one per test item in test-set order, got 2: this row holds "
-        "index 2 (task 'multi_view'), where the test set has index 1 (task 'patch'); a row is "
-        "missing before it: the file has no row for this item, and from this row on every row "
-        "matches the test set one place early"
+        "row 1: expected 3 rows, one per test item in test-set order, got 2: the file has no "
+        "row for the test set's item at this position, index 1 (task 'patch'): from this row on "
+        "every row is one place early"
     ]
 
 
@@ -57,6 +56,22 @@ def test_a_duplicated_row_is_named_as_an_extra_copy(test_set):
         "index 1 (task 'patch'), where the test set has index 2 (task 'multi_view'); it is an "
         "extra row, a copy of the row before it: remove it and every later row lines up with "
         "the test set"
+    ]
+
+
+def test_a_row_that_differs_in_its_index_alone_names_only_the_index():
+    test_set = make_test_set(
+        item("patch", [0, 0, 10, 10]),
+        item("patch", [0, 0, 10, 10]),
+        item("referring", [0, 0, 10, 10]),
+    )
+    rows = rows_for(test_set, ["a", "b", "c"])
+    rows.insert(1, dict(rows[0]))
+
+    assert messages(json.dumps(rows).encode(), test_set) == [
+        "row 1: expected 3 rows, one per test item in test-set order, got 4: this row holds "
+        "the test set's task but index 0, where the test set has index 1; it is an extra row, "
+        "a copy of the row before it: remove it and every later row lines up with the test set"
     ]
 
 

@@ -304,10 +304,9 @@ CASES: list[BadInput] = [
         at(
             2,
             "",
-            "expected 5 rows, one per test sample in test-set order, got 4: this row holds id "
-            "'{id3}' (qa_type 'cvs_assessment'), where the test set has id '{id2}' (qa_type "
-            "'next_action'); a row is missing before it: the file has no row for this sample, "
-            "and from this row on every row matches the test set one place early",
+            "expected 5 rows, one per test sample in test-set order, got 4: the file has no "
+            "row for the test set's sample at this position, id '{id2}' (qa_type "
+            "'next_action'): from this row on every row is one place early",
         ),
     ),
     file_case(
@@ -320,6 +319,19 @@ CASES: list[BadInput] = [
             "'{id1}' (qa_type 'stg'), where the test set has id '{id2}' (qa_type "
             "'next_action'); it is an extra row, a copy of the row before it: remove it and "
             "every later row lines up with the test set",
+        ),
+    ),
+    # Where the row and the test set share a field, the message names only the one that
+    # differs (a clip's samples share an id and differ in qa_type).
+    file_case(
+        "an-extra-row-that-differs-only-in-its-id",
+        with_rows(lambda rows: rows.insert(2, {**rows[1], "qa_type": "next_action"})),
+        at(
+            2,
+            "",
+            "expected 5 rows, one per test sample in test-set order, got 6: this row holds the "
+            "test set's qa_type but id '{id1}', where the test set has id '{id2}'; it is an "
+            "extra row: remove it and every later row lines up with the test set",
         ),
     ),
     file_case(
