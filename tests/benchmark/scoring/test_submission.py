@@ -86,7 +86,22 @@ def test_a_syntax_error_in_a_one_line_file_names_its_byte_and_row(test_set):
 
 
 def test_empty_file(test_set):
-    assert "not valid JSON: Expecting value at line 1, column 1" in rejected(b"", test_set)
+    assert problems(b"", test_set) == [
+        (None, "", "not JSON: the file is empty; expected a JSON list of rows, starting with '['")
+    ]
+
+
+def test_a_csv_file_is_named_as_one(test_set):
+    data = b"id,qa_type,prediction\nv1&&0&&300&&1.0,tal,0-1\n"
+
+    assert problems(data, test_set) == [
+        (
+            None,
+            "",
+            "not JSON: the file starts with 'id,qa_type,prediction' (it looks like CSV); "
+            "expected a JSON list of rows, starting with '['",
+        )
+    ]
 
 
 def test_not_utf8(test_set):

@@ -38,6 +38,13 @@ def test_file_level_problems(test_set):
     ]
 
 
+def test_a_csv_file_is_named_as_one(test_set):
+    assert problems(b"id,answer\nmc-1,A\nmc-2,B\noe-1,Rest.\n", test_set) == [
+        "not JSON: the file starts with 'id,answer' (it looks like CSV); expected a JSON list "
+        "of rows, starting with '['"
+    ]
+
+
 CUT = "it looks cut off (an interrupted upload or copy); upload the whole file"
 ONE_LINE_FILE = as_bytes(rows_for({"mc-1": "A", "mc-2": "Answer: B", "oe-1": "Rest."}))
 

@@ -213,3 +213,14 @@ def test_invalid_json_names_line_column_byte_and_row(test_set):
     assert messages(b'[{"index": 0,\n "task": }]', test_set) == [
         "row 0: not valid JSON: Expecting value at line 2, column 10, byte 24"
     ]
+
+
+def test_json_lines_are_named_as_such(test_set):
+    rows = rows_for(test_set, ["a", "b", "c"])
+    data = b"".join(json.dumps(row).encode() + b"\n" for row in rows)
+
+    assert messages(data, test_set) == [
+        "not JSON: the file holds one JSON object per line (it looks like JSON Lines); expected "
+        "a JSON list of rows, starting with '[', with a comma between two rows and ']' after "
+        "the last"
+    ]

@@ -32,6 +32,7 @@ UTF16 = (
     "as UTF-8"
 )
 TYING = '"prediction": "tying"'
+LIST = "expected a JSON list of rows, starting with '['"
 CUT = "it looks cut off (an interrupted upload or copy); upload the whole file"
 # Three rows of a one-line file as a model writes them; files cut from it get exact byte counts
 # whatever ids the test set was given.
@@ -53,6 +54,11 @@ def at(row: int, field: str, message: str) -> FileProblem:
 def invalid_json(id: str, content: bytes, message: str, *, row: int | None = None) -> BadInput:
     """A file the parser refuses; `row` is the row the error falls in (None: outside any)."""
     return file_case(id, raw(content), FileProblem(row, "", f"not valid JSON: {message}"))
+
+
+def not_json(id: str, content: bytes, what: str, *, after: str = "") -> BadInput:
+    """A file that is plainly not JSON: `what` it looks like, then what was expected."""
+    return file_case(id, raw(content), whole_file(f"not JSON: {what}; {LIST}{after}"))
 
 
 def cut_off(id: str, content: bytes, where: str, *, row: int | None = None) -> BadInput:
@@ -100,8 +106,22 @@ def utf8_bom_twice(rows: Rows) -> bytes:
 
 CASES: list[BadInput] = [
     # --- malformed JSON ------------------------------------------------------------------------
-    invalid_json(
-        "whitespace-only", b"  \n ", "Expecting value at line 2, column 2 (the file is empty)"
+    not_json("whitespace-only", b"  \n ", "the file is empty (it holds only whitespace)"),
+    # A file that is plainly something else says what it looks like and what was expected.
+    not_json(
+        "a-csv-file",
+        b"id,qa_type,prediction\na&&0&&300&&1.0,tal,1.0-5.0 seconds.\n",
+        "the file starts with 'id,qa_type,prediction' (it looks like CSV)",
+    ),
+    not_json(
+        "a-tab-separated-file",
+        b"id\tqa_type\tprediction\na&&0&&300&&1.0\ttal\t1.0-5.0 seconds.\n",
+        "the file starts with 'id\\tqa_type\\tprediction' (it looks like tab-separated values)",
+    ),
+    not_json(
+        "an-html-page",
+        b"<!doctype html>\n<html><head><title>Sign in</title></head></html>\n",
+        "the file starts with '<!doctype html>' (it looks like an HTML page)",
     ),
     # A file that stops early (an interrupted upload or copy) says so, with its size and the
     # row it stops in; a one-line file's position is its byte (a column says nothing more).
@@ -171,12 +191,12 @@ CASES: list[BadInput] = [
     ),
     # A file of several lines keeps the line and column an editor shows, with the byte.
     invalid_json("a-comment", b"// predictions\n[]", "Expecting value at line 1, column 1, byte 1"),
-    invalid_json(
+    not_json(
         "json-lines",
         b'{"id": "a&&0&&300&&1.0", "qa_type": "tal", "prediction": "x"}\n'
         b'{"id": "b&&0&&300&&1.0", "qa_type": "stg", "prediction": "y"}\n',
-        "Extra data at line 2, column 1, byte 63 (a file holds one JSON list; JSON Lines, one "
-        "object per line, is not read)",
+        "the file holds one JSON object per line (it looks like JSON Lines)",
+        after=", with a comma between two rows and ']' after the last",
     ),
     invalid_json(
         "two-lists",
