@@ -21,6 +21,7 @@ from typing import Any
 from benchmark.scoring.errors import MAX_LISTED_PROBLEMS, PredictionsError, Problem
 from benchmark.scoring.json_file import describe, field_name, first_rejected, read_json
 from benchmark.scoring.row_count import row_count_problem
+from benchmark.scoring.row_fields import missing_message, renamed_fields
 from benchmark.scoring.strict_json import Rejected, printable, text_problem
 
 from .boxes import list_box_problem
@@ -30,6 +31,7 @@ REQUIRED_FIELDS = ("index", "task", "prediction")
 # Keys only a test-set row or the official evaluation's output file carries.
 GROUND_TRUTH_FIELDS = ("answer", "question", "images", "size", "groundtruth", "iou")
 GROUND_TRUTH_MESSAGE = "Podium never accepts ground truth from a submitter; remove it"
+_KNOWN_FIELDS = frozenset(REQUIRED_FIELDS + GROUND_TRUTH_FIELDS)
 UNKNOWN_FIELD_MESSAGE = (
     "unknown field; a row holds exactly index, task and prediction, and Podium refuses "
     "other fields instead of ignoring them; remove it"
@@ -112,6 +114,8 @@ def _check_row(
         )
         for name in getattr(row, "duplicates", ())
     ]
+    # A key that stands for a missing field is told with it, below.
+    renamed = renamed_fields(row, required=REQUIRED_FIELDS, known=_KNOWN_FIELDS)
     for name, value in row.items():
         field = field_name(name)
         if problem := text_problem(name):
@@ -122,12 +126,12 @@ def _check_row(
             problems.append(Problem(f"holds {rejected.describe()}", position, field))
         elif name in GROUND_TRUTH_FIELDS:
             problems.append(Problem(GROUND_TRUTH_MESSAGE, position, field))
-        elif name not in REQUIRED_FIELDS:
+        elif name not in REQUIRED_FIELDS and name not in renamed.values():
             problems.append(Problem(UNKNOWN_FIELD_MESSAGE, position, field))
     flagged = {problem.field for problem in problems}
     for name in REQUIRED_FIELDS:
         if name not in row:
-            problems.append(Problem("missing", position, name))
+            problems.append(Problem(missing_message(name, renamed), position, name))
         elif name not in flagged:
             problem = _field_problem(name, row[name], max_prediction_chars)
             if problem:

@@ -188,6 +188,19 @@ def test_missing_prediction_field(test_set):
     assert "row 0, field 'prediction': missing" in rejected(rows, test_set)
 
 
+def test_a_renamed_prediction_field_is_one_problem_naming_both_keys(test_set):
+    rows = rows_for(test_set, ["a", "b", "c"])
+    rows[1]["pred"] = rows[1].pop("prediction")
+
+    assert problems(rows, test_set) == [
+        (
+            1,
+            "prediction",
+            "missing (this row has 'pred', which is not a field: did you mean 'prediction'?)",
+        )
+    ]
+
+
 def test_null_prediction(test_set):
     rows = rows_for(test_set, ["a", "b", "c"])
     rows[2]["prediction"] = None

@@ -137,6 +137,16 @@ def test_every_row_problem_is_named_with_row_field_and_id(test_set):
     ]
 
 
+def test_a_renamed_answer_field_is_one_problem_naming_both_keys(test_set):
+    rows = rows_for({"mc-1": "A", "mc-2": "B", "oe-1": "Rest."})
+    rows[1]["answers"] = rows[1].pop("answer")
+
+    assert problems(as_bytes(rows), test_set) == [
+        "row 1, field 'answer': missing (this row has 'answers', which is not a field: did you "
+        "mean 'answer'?) (the row of id 'mc-2')"
+    ]
+
+
 def test_answers_are_bounded_and_hold_no_control_characters(test_set):
     rows = rows_for({"mc-1": "A" * 11, "mc-2": "B\x07", "oe-1": "fine"})
     assert problems(as_bytes(rows), test_set, max_prediction_chars=10) == [

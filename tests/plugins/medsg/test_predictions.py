@@ -106,6 +106,20 @@ def test_each_row_problem_names_row_and_field(test_set):
     ]
 
 
+def test_a_renamed_field_is_one_problem_naming_both_keys(test_set):
+    rows = rows_for(test_set, ["a", "b", "c"])
+    rows[2]["Task"] = rows[2].pop("task")
+    rows[2]["output"] = rows[2].pop("prediction")
+
+    assert messages(rows, test_set) == [
+        "row 2, field 'output': unknown field; a row holds exactly index, task and "
+        "prediction, and Podium refuses other fields instead of ignoring them; remove it",
+        "row 2, field 'task': missing (this row has 'Task', which is not a field: did you mean "
+        "'task'?)",
+        "row 2, field 'prediction': missing",
+    ]
+
+
 def test_ground_truth_keys_are_refused_by_name(test_set):
     rows = rows_for(test_set, ["a", "b", "c"])
     rows[1]["answer"] = [0, 0, 10, 10]

@@ -61,6 +61,10 @@ def not_json(id: str, content: bytes, what: str, *, after: str = "") -> BadInput
     return file_case(id, raw(content), whole_file(f"not JSON: {what}; {LIST}{after}"))
 
 
+def renamed(key: str, field: str) -> str:
+    return f"missing (this row has '{key}', which is not a field: did you mean '{field}'?)"
+
+
 def cut_off(id: str, content: bytes, where: str, *, row: int | None = None) -> BadInput:
     """A file that ends early; `row` is the row it stops in (None: between two rows)."""
     return file_case(id, raw(content), FileProblem(row, "", f"the file ends early, {where}: {CUT}"))
@@ -462,10 +466,27 @@ CASES: list[BadInput] = [
         replacing(TYING, f'{TYING}, "score": 0.9'),
         at(2, "score", UNKNOWN),
     ),
+    # A key that looks like a missing field is told with it, in one problem.
     file_case(
         "misspelt-prediction-key",
         replacing(TYING, '"predictions": "tying"'),
-        at(2, "predictions", UNKNOWN),
+        at(2, "prediction", renamed("predictions", "prediction")),
+    ),
+    file_case(
+        "prediction-key-cut-short",
+        replacing(TYING, '"pred": "tying"'),
+        at(2, "prediction", renamed("pred", "prediction")),
+    ),
+    file_case(
+        "qa-type-key-renamed",
+        replacing('"qa_type": "next_action"', '"type": "next_action"'),
+        at(2, "qa_type", renamed("type", "qa_type")),
+    ),
+    # A key unlike any missing field is unknown, and the field is missing: two problems.
+    file_case(
+        "prediction-key-another-word",
+        replacing(TYING, '"output": "tying"'),
+        at(2, "output", UNKNOWN),
         at(2, "prediction", "missing"),
     ),
     # --- refused characters --------------------------------------------------------------------
