@@ -2,9 +2,11 @@
 UTF-8 only (one byte-order mark tolerated), nesting bounded before parsing, then
 `strict_json.loads`, so NaN, Infinity, overflowing numbers and repeated keys arrive as markers
 the row checks name; every refusal is the caller's error type (`GroundTruthError`,
-`PredictionsError`) with the same words. A file that is not JSON is named by the byte where the
-parser stopped and the row that byte falls in (`syntax_problem`); one that stops in the middle
-of a value, as an interrupted upload or copy leaves it, is said to be cut off.
+`PredictionsError`) with the same words. A file that is plainly something else (empty, CSV, an
+HTML page, JSON Lines) is named for what it looks like and what was expected
+(`not_json_problem`); any other file that is not JSON is named by the byte where the parser
+stopped and the row that byte falls in (`syntax_problem`); one that stops in the middle of a
+value, as an interrupted upload or copy leaves it, is said to be cut off.
 
 Plain Python, no Django.
 """
@@ -21,6 +23,9 @@ from benchmark.scoring import strict_json
 from benchmark.scoring.errors import Problem, ScoringInputError
 
 _WHITESPACE = re.compile(r"[ \t\n\r]*")  # JSON's whitespace (RFC 8259, 2)
+
+# What every reader of `read_json` expects, as a message says it.
+LIST_EXPECTED = "a JSON list of rows, starting with '['"
 
 _BYTE_ORDER_MARKS = (
     (b"\xff\xfe\x00\x00", "UTF-32"),
@@ -65,12 +70,9 @@ def syntax_problem(failure: json.JSONDecodeError, text: str, raw: bytes) -> Prob
     column too when the file has several lines: a predictions file is often one line of a
     megabyte, where a column says nothing) and carries the row that byte falls in, or says
     how many rows came before it when it falls between two."""
-    if not text.strip():
-        what = failure.msg.removesuffix(" at")
-        return Problem(
-            f"not valid JSON: {what} at line {failure.lineno}, column {failure.colno} "
-            "(the file is empty)"
-        )
+    not_json = not_json_problem(failure, text)
+    if not_json is not None:
+        return not_json
     place = _place_in_list(text, failure.pos)
     if ends_early(failure, text):
         cut = "it looks cut off (an interrupted upload or copy); upload the whole file"
@@ -104,6 +106,42 @@ def syntax_problem(failure: json.JSONDecodeError, text: str, raw: bytes) -> Prob
     if inside:
         return Problem(message, row=complete)
     return Problem(f"{message}, after {_rows(complete)}")
+
+
+def not_json_problem(failure: json.JSONDecodeError, text: str) -> Problem | None:
+    """The problem of a file that is plainly not JSON at all, told by how it starts: empty,
+    a table (a first line with commas or tabs that does not open a list or an object), a web
+    page or XML (`<`), or JSON Lines (an object per line); None for anything else, whose
+    parser position says more. Every reader of `read_json` expects a list, so each message
+    says what one looks like."""
+    expected = f"expected {LIST_EXPECTED}"
+    start = text.lstrip(" \t\n\r")  # JSON's whitespace (RFC 8259, 2)
+    if not start:
+        what = "the file is empty" + (" (it holds only whitespace)" if text else "")
+        return Problem(f"not JSON: {what}; {expected}")
+    first_line = start.split("\n", 1)[0].rstrip("\r")
+    starts = f"the file starts with {strict_json.printable(first_line, 60)}"
+    if start.startswith("<"):
+        kind = "XML" if start[:5].lower() == "<?xml" else "an HTML page"
+        return Problem(f"not JSON: {starts} (it looks like {kind}); {expected}")
+    if start[0] not in "[{" and ("," in first_line or "\t" in first_line):
+        tabs = first_line.count("\t") > first_line.count(",")
+        kind = "tab-separated values" if tabs else "CSV"
+        return Problem(f"not JSON: {starts} (it looks like {kind}); {expected}")
+    if start[0] == "{" and failure.msg == "Extra data" and _is_json_lines(text, failure.pos):
+        return Problem(
+            "not JSON: the file holds one JSON object per line (it looks like JSON Lines); "
+            f"{expected}, with a comma between two rows and ']' after the last"
+        )
+    return None
+
+
+def _is_json_lines(text: str, position: int) -> bool:
+    """Whether the extra data at `position` (the parser's, past the whitespace after the
+    first value) starts another object on a later line."""
+    before = text[:position]
+    gap = before[len(before.rstrip(" \t\n\r")) :]
+    return "\n" in gap and text.startswith("{", position)
 
 
 def ends_early(failure: json.JSONDecodeError, text: str) -> bool:

@@ -23,6 +23,7 @@ from typing import Any
 
 from benchmark.scoring.errors import MAX_LISTED_PROBLEMS, PredictionsError, Problem
 from benchmark.scoring.json_file import describe, field_name, first_rejected, read_json
+from benchmark.scoring.row_fields import missing_message, renamed_fields
 from benchmark.scoring.strict_json import Rejected, printable, text_problem
 
 from .testset import ClinicalQATestSet
@@ -38,6 +39,7 @@ UNKNOWN_FIELD_MESSAGE = (
     "unknown field; a row holds exactly id and answer, and Podium refuses other fields "
     "instead of ignoring them; remove it"
 )
+_KNOWN_FIELDS = frozenset(REQUIRED_FIELDS + TEST_SET_FIELDS)
 # How many missing ids a message spells out.
 MISSING_IDS_SHOWN = 5
 
@@ -132,6 +134,8 @@ def _check_row(
         )
         for name in getattr(row, "duplicates", ())
     ]
+    # A key that stands for a missing field is told with it, below.
+    renamed = renamed_fields(row, required=REQUIRED_FIELDS, known=_KNOWN_FIELDS)
     for name, value in row.items():
         field = field_name(name)
         if problem := text_problem(name):
@@ -142,12 +146,12 @@ def _check_row(
             problems.append(Problem(f"holds {rejected.describe()}", position, field))
         elif name in TEST_SET_FIELDS:
             problems.append(Problem(TEST_SET_MESSAGE, position, field))
-        elif name not in REQUIRED_FIELDS:
+        elif name not in REQUIRED_FIELDS and name not in renamed.values():
             problems.append(Problem(UNKNOWN_FIELD_MESSAGE, position, field))
     flagged = {problem.field for problem in problems}
     for name in REQUIRED_FIELDS:
         if name not in row:
-            problems.append(Problem("missing", position, name))
+            problems.append(Problem(missing_message(name, renamed), position, name))
         elif name not in flagged:
             problem = _field_problem(name, row[name], test_set, max_prediction_chars)
             if problem:

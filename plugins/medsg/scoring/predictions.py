@@ -21,6 +21,7 @@ from typing import Any
 from benchmark.scoring.errors import MAX_LISTED_PROBLEMS, PredictionsError, Problem
 from benchmark.scoring.json_file import describe, field_name, first_rejected, read_json
 from benchmark.scoring.row_count import row_count_problem
+from benchmark.scoring.row_fields import missing_message, renamed_fields
 from benchmark.scoring.strict_json import Rejected, printable, text_problem
 
 from .boxes import list_box_problem
@@ -30,6 +31,7 @@ REQUIRED_FIELDS = ("index", "task", "prediction")
 # Keys only a test-set row or the official evaluation's output file carries.
 GROUND_TRUTH_FIELDS = ("answer", "question", "images", "size", "groundtruth", "iou")
 GROUND_TRUTH_MESSAGE = "Podium never accepts ground truth from a submitter; remove it"
+_KNOWN_FIELDS = frozenset(REQUIRED_FIELDS + GROUND_TRUTH_FIELDS)
 UNKNOWN_FIELD_MESSAGE = (
     "unknown field; a row holds exactly index, task and prediction, and Podium refuses "
     "other fields instead of ignoring them; remove it"
@@ -112,6 +114,8 @@ def _check_row(
         )
         for name in getattr(row, "duplicates", ())
     ]
+    # A key that stands for a missing field is told with it, below.
+    renamed = renamed_fields(row, required=REQUIRED_FIELDS, known=_KNOWN_FIELDS)
     for name, value in row.items():
         field = field_name(name)
         if problem := text_problem(name):
@@ -122,12 +126,12 @@ def _check_row(
             problems.append(Problem(f"holds {rejected.describe()}", position, field))
         elif name in GROUND_TRUTH_FIELDS:
             problems.append(Problem(GROUND_TRUTH_MESSAGE, position, field))
-        elif name not in REQUIRED_FIELDS:
+        elif name not in REQUIRED_FIELDS and name not in renamed.values():
             problems.append(Problem(UNKNOWN_FIELD_MESSAGE, position, field))
     flagged = {problem.field for problem in problems}
     for name in REQUIRED_FIELDS:
         if name not in row:
-            problems.append(Problem("missing", position, name))
+            problems.append(Problem(missing_message(name, renamed), position, name))
         elif name not in flagged:
             problem = _field_problem(name, row[name], max_prediction_chars)
             if problem:
@@ -184,14 +188,14 @@ def _row_count_problem(rows: list[Any], test_set: MedSGTestSet) -> Problem:
     not the test set's at its position, and whether a row is missing or extra there."""
     items = test_set.items
 
-    def row_holds(position: int) -> str:
+    def row_fields(position: int) -> tuple[tuple[str, str | None], ...] | str:
         row = rows[position]
         if not isinstance(row, dict):
             return f"is {describe(row)}, not an object {{index, task, prediction}}"
-        return f"holds {_field_value(row, 'index')} ({_field_value(row, 'task')})"
+        return (("index", _quoted(row, "index")), ("task", _quoted(row, "task")))
 
-    def test_set_holds(position: int) -> str:
-        return f"index {position} (task {printable(items[position].task)})"
+    def test_set_fields(position: int) -> tuple[tuple[str, str], ...]:
+        return (("index", str(position)), ("task", printable(items[position].task)))
 
     return row_count_problem(
         [_key(row) for row in rows],
@@ -199,21 +203,23 @@ def _row_count_problem(rows: list[Any], test_set: MedSGTestSet) -> Problem:
         head=(
             f"expected {len(items):,} rows, one per test item in test-set order, got {len(rows):,}"
         ),
-        row_holds=row_holds,
-        test_set_holds=test_set_holds,
+        row_fields=row_fields,
+        test_set_fields=test_set_fields,
         noun="item",
     )
 
 
-def _field_value(row: dict[str, Any], name: str) -> str:
+def _quoted(row: dict[str, Any], name: str) -> str | None:
+    """The row's `name` as a message quotes it (an index as written); None when the row has
+    no such key."""
     if name not in row:
-        return f"no {name}"
+        return None
     value = row[name]
     if isinstance(value, str):
-        return f"{name} {printable(value)}"
+        return printable(value)
     if isinstance(value, int) and not isinstance(value, bool):
-        return f"{name} {value}"
-    return f"{name} {describe(value)}"
+        return str(value)
+    return describe(value)
 
 
 def _key(row: Any) -> tuple[int, str] | None:

@@ -11,7 +11,8 @@ The file is read as strict JSON (RFC 8259, `strict_json`): nesting deeper than
 NUL and other control characters and unpaired surrogates are refused with the row and field
 that hold them. A row holds exactly `id`, `qa_type` and `prediction`, which is what the
 official `extract_predictions.py` writes: ground-truth keys get their own message, and any other
-key is refused rather than ignored, so a misspelt `predictions` never leaves a row unscored.
+key is refused rather than ignored, so a misspelt `predictions` never leaves a row unscored (a
+key that looks like a missing field is named with it, `row_fields`).
 A prediction longer than the benchmark's limit (`max_prediction_chars`, passed in by the
 caller) is refused too: it is sent to the judge as one prompt.
 """
@@ -26,6 +27,7 @@ from benchmark.scoring import strict_json
 from benchmark.scoring.errors import MAX_LISTED_PROBLEMS, PredictionsError, Problem
 from benchmark.scoring.json_file import describe, field_name, first_rejected, read_json
 from benchmark.scoring.row_count import row_count_problem
+from benchmark.scoring.row_fields import missing_message, renamed_fields
 from benchmark.scoring.strict_json import Rejected, printable
 
 from .ground_truth import TestSet
@@ -36,6 +38,7 @@ _FIELD_SET = frozenset(REQUIRED_FIELDS)
 # results.json, whose `answer` is the model's output next to its `metadata`) carries.
 GROUND_TRUTH_FIELDS = ("gnd", "struc_info", "conversations", "question", "answer", "metadata")
 GROUND_TRUTH_MESSAGE = "Podium never accepts ground truth from a submitter; remove it"
+_KNOWN_FIELDS = frozenset(REQUIRED_FIELDS + GROUND_TRUTH_FIELDS)
 UNKNOWN_FIELD_MESSAGE = (
     "unknown field; a row holds exactly id, qa_type and prediction, and Podium refuses "
     "other fields instead of ignoring them; remove it"
@@ -166,6 +169,8 @@ def _check_row(
         )
         for name in getattr(row, "duplicates", ())
     ]
+    # A key that stands for a missing field is told with it, below.
+    renamed = renamed_fields(row, required=REQUIRED_FIELDS, known=_KNOWN_FIELDS)
     for name, value in row.items():
         field = field_name(name)
         text = strict_json.text_problem(name)
@@ -178,13 +183,14 @@ def _check_row(
         elif name in GROUND_TRUTH_FIELDS:
             problems.append(Problem(GROUND_TRUTH_MESSAGE, index, field))
         elif name not in REQUIRED_FIELDS:
-            problems.append(Problem(UNKNOWN_FIELD_MESSAGE, index, field))
+            if name not in renamed.values():
+                problems.append(Problem(UNKNOWN_FIELD_MESSAGE, index, field))
         elif isinstance(value, str) and (text := strict_json.text_problem(value)):
             problems.append(Problem(text, index, field))
     flagged = {problem.field for problem in problems}
     for name in REQUIRED_FIELDS:
         if name not in row:
-            problems.append(Problem("missing", row=index, field=name))
+            problems.append(Problem(missing_message(name, renamed), row=index, field=name))
         elif name not in flagged and not isinstance(row[name], str):
             problems.append(
                 Problem(f"expected a string, got {_describe(row[name])}", row=index, field=name)
@@ -225,15 +231,15 @@ def _row_count_problem(rows: list[Any], test_set: TestSet) -> Problem:
     not the test set's at its position, and whether a row is missing or extra there."""
     samples = test_set.samples
 
-    def row_holds(position: int) -> str:
+    def row_fields(position: int) -> tuple[tuple[str, str | None], ...] | str:
         row = rows[position]
         if not isinstance(row, dict):
             return f"is {describe(row)}, not an object {{id, qa_type, prediction}}"
-        return f"holds {_field_value(row, 'id')} ({_field_value(row, 'qa_type')})"
+        return (("id", _quoted(row, "id")), ("qa_type", _quoted(row, "qa_type")))
 
-    def test_set_holds(position: int) -> str:
+    def test_set_fields(position: int) -> tuple[tuple[str, str], ...]:
         sample = samples[position]
-        return f"id {printable(sample.id)} (qa_type {printable(sample.qa_type)})"
+        return (("id", printable(sample.id)), ("qa_type", printable(sample.qa_type)))
 
     return row_count_problem(
         [_key(row) for row in rows],
@@ -242,17 +248,18 @@ def _row_count_problem(rows: list[Any], test_set: TestSet) -> Problem:
             f"expected {len(samples):,} rows, one per test sample in test-set order, "
             f"got {len(rows):,}"
         ),
-        row_holds=row_holds,
-        test_set_holds=test_set_holds,
+        row_fields=row_fields,
+        test_set_fields=test_set_fields,
         noun="sample",
     )
 
 
-def _field_value(row: dict[str, Any], name: str) -> str:
+def _quoted(row: dict[str, Any], name: str) -> str | None:
+    """The row's `name` as a message quotes it; None when the row has no such key."""
     if name not in row:
-        return f"no {name}"
+        return None
     value = row[name]
-    return f"{name} {printable(value) if isinstance(value, str) else describe(value)}"
+    return printable(value) if isinstance(value, str) else describe(value)
 
 
 def _key(row: Any) -> tuple[str, str] | None:

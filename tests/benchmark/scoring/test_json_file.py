@@ -77,3 +77,87 @@ def test_data_after_the_list_belongs_to_no_row():
         "not valid JSON: Extra data at byte 15 (a file holds one JSON list; JSON Lines, one "
         "object per line, is not read)"
     )
+
+
+LIST = "expected a JSON list of rows, starting with '['"
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (b"", f"not JSON: the file is empty; {LIST}"),
+        (b"  \n ", f"not JSON: the file is empty (it holds only whitespace); {LIST}"),
+        (b"\xef\xbb\xbf", f"not JSON: the file is empty; {LIST}"),
+        (
+            b"id,qa_type,prediction\nVID103&&0&&300&&1.0,tal,1.0-5.0 seconds.\n",
+            f"not JSON: the file starts with 'id,qa_type,prediction' (it looks like CSV); {LIST}",
+        ),
+        (
+            b'"id","qa_type","prediction"\r\n"a","tal","x"\r\n',
+            'not JSON: the file starts with \'"id","qa_type","prediction"\' (it looks like '
+            f"CSV); {LIST}",
+        ),
+        (
+            b"id\tqa_type\tprediction\na\ttal\tx\n",
+            "not JSON: the file starts with 'id\\tqa_type\\tprediction' (it looks like "
+            f"tab-separated values); {LIST}",
+        ),
+        (
+            b"\n<!DOCTYPE html>\n<html><body>Sign in</body></html>",
+            f"not JSON: the file starts with '<!DOCTYPE html>' (it looks like an HTML page); {LIST}",
+        ),
+        (
+            b'<?xml version="1.0"?>\n<rows/>',
+            f"not JSON: the file starts with '<?xml version=\"1.0\"?>' (it looks like XML); {LIST}",
+        ),
+        (
+            b'{"id": "a", "qa_type": "tal", "prediction": "x"}\n'
+            b'{"id": "b", "qa_type": "stg", "prediction": "y"}\n',
+            "not JSON: the file holds one JSON object per line (it looks like JSON Lines); "
+            f"{LIST}, with a comma between two rows and ']' after the last",
+        ),
+        (
+            b"prediction," + b"x" * 100,
+            "not JSON: the file starts with 'prediction," + "x" * 49 + "'... (111 characters) "
+            f"(it looks like CSV); {LIST}",
+        ),
+    ],
+    ids=[
+        "empty",
+        "whitespace",
+        "byte-order-mark-alone",
+        "csv",
+        "csv-quoted",
+        "tab-separated",
+        "html-page",
+        "xml",
+        "json-lines",
+        "long-first-line",
+    ],
+)
+def test_a_file_that_is_plainly_not_json_says_what_it_looks_like_and_what_was_expected(
+    data, message
+):
+    assert refusal(data) == Problem(message)
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (b"// predictions\n[]", "not valid JSON: Expecting value at line 1, column 1, byte 1"),
+        (b"prediction\nx\n", "not valid JSON: Expecting value at line 1, column 1, byte 1"),
+        (
+            b'{"id": "a"} {"id": "b"}',
+            "not valid JSON: Extra data at byte 13 (a file holds one JSON list; JSON Lines, one "
+            "object per line, is not read)",
+        ),
+        (
+            b"[1]\n[2]",
+            "not valid JSON: Extra data at line 2, column 1, byte 5 (a file holds one JSON "
+            "list; JSON Lines, one object per line, is not read)",
+        ),
+    ],
+    ids=["comment", "one-column", "two-objects-on-one-line", "two-lists"],
+)
+def test_any_other_file_keeps_the_parser_position(data, message):
+    assert refusal(data) == Problem(message)

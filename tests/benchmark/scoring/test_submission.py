@@ -86,7 +86,22 @@ def test_a_syntax_error_in_a_one_line_file_names_its_byte_and_row(test_set):
 
 
 def test_empty_file(test_set):
-    assert "not valid JSON: Expecting value at line 1, column 1" in rejected(b"", test_set)
+    assert problems(b"", test_set) == [
+        (None, "", "not JSON: the file is empty; expected a JSON list of rows, starting with '['")
+    ]
+
+
+def test_a_csv_file_is_named_as_one(test_set):
+    data = b"id,qa_type,prediction\nv1&&0&&300&&1.0,tal,0-1\n"
+
+    assert problems(data, test_set) == [
+        (
+            None,
+            "",
+            "not JSON: the file starts with 'id,qa_type,prediction' (it looks like CSV); "
+            "expected a JSON list of rows, starting with '['",
+        )
+    ]
 
 
 def test_not_utf8(test_set):
@@ -107,11 +122,26 @@ def test_a_row_removed_in_the_middle_is_named_by_the_first_row_out_of_place(test
         (
             1,
             "",
-            "expected 3 rows, one per test sample in test-set order, got 2: this row holds id "
-            "'v2&&0&&300&&1.0' (qa_type 'cvs_assessment'), where the test set has id "
-            "'v1&&0&&300&&1.0' (qa_type 'next_action'); a row is missing before it: the file "
-            "has no row for this sample, and from this row on every row matches the test set "
-            "one place early",
+            "expected 3 rows, one per test sample in test-set order, got 2: the file has no "
+            "row for the test set's sample at this position, id 'v1&&0&&300&&1.0' (qa_type "
+            "'next_action'): from this row on every row is one place early",
+        )
+    ]
+
+
+def test_a_missing_row_of_a_clip_with_several_samples_is_named_by_its_qa_type(test_set):
+    # v1's tal row removed: v1's next_action row (the same id) stands where tal belongs, so
+    # the message names the sample the file lacks, not the two rows' identical ids.
+    rows = rows_for(test_set, ["0-1", "tying", "Two structures: 1"])
+    del rows[0]
+
+    assert problems(json.dumps(rows).encode(), test_set) == [
+        (
+            0,
+            "",
+            "expected 3 rows, one per test sample in test-set order, got 2: the file has no "
+            "row for the test set's sample at this position, id 'v1&&0&&300&&1.0' (qa_type "
+            "'tal'): from this row on every row is one place early",
         )
     ]
 
@@ -124,10 +154,10 @@ def test_a_duplicated_row_is_named_as_an_extra_copy(test_set):
         (
             1,
             "",
-            "expected 3 rows, one per test sample in test-set order, got 4: this row holds id "
-            "'v1&&0&&300&&1.0' (qa_type 'tal'), where the test set has id 'v1&&0&&300&&1.0' "
-            "(qa_type 'next_action'); it is an extra row, a copy of the row before it: remove "
-            "it and every later row lines up with the test set",
+            "expected 3 rows, one per test sample in test-set order, got 4: this row holds the "
+            "test set's id but qa_type 'tal', where the test set has qa_type 'next_action'; it "
+            "is an extra row, a copy of the row before it: remove it and every later row lines "
+            "up with the test set",
         )
     ]
 
@@ -156,6 +186,19 @@ def test_missing_prediction_field(test_set):
     rows = rows_for(test_set, ["a", "b", "c"])
     del rows[0]["prediction"]
     assert "row 0, field 'prediction': missing" in rejected(rows, test_set)
+
+
+def test_a_renamed_prediction_field_is_one_problem_naming_both_keys(test_set):
+    rows = rows_for(test_set, ["a", "b", "c"])
+    rows[1]["pred"] = rows[1].pop("prediction")
+
+    assert problems(rows, test_set) == [
+        (
+            1,
+            "prediction",
+            "missing (this row has 'pred', which is not a field: did you mean 'prediction'?)",
+        )
+    ]
 
 
 def test_null_prediction(test_set):

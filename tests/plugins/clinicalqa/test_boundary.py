@@ -22,6 +22,7 @@ ALLOWED_BENCHMARK = (
     "benchmark.scoring.errors",
     "benchmark.scoring.strict_json",
     "benchmark.scoring.json_file",
+    "benchmark.scoring.row_fields",
     "benchmark.scoring.weights",
 )
 

@@ -38,6 +38,13 @@ def test_file_level_problems(test_set):
     ]
 
 
+def test_a_csv_file_is_named_as_one(test_set):
+    assert problems(b"id,answer\nmc-1,A\nmc-2,B\noe-1,Rest.\n", test_set) == [
+        "not JSON: the file starts with 'id,answer' (it looks like CSV); expected a JSON list "
+        "of rows, starting with '['"
+    ]
+
+
 CUT = "it looks cut off (an interrupted upload or copy); upload the whole file"
 ONE_LINE_FILE = as_bytes(rows_for({"mc-1": "A", "mc-2": "Answer: B", "oe-1": "Rest."}))
 
@@ -127,6 +134,16 @@ def test_every_row_problem_is_named_with_row_field_and_id(test_set):
         "row of id 'oe-1')",
         'row 6: expected an object {"id", "answer"}, got a list of 2',
         "row 7, field 'id': missing",
+    ]
+
+
+def test_a_renamed_answer_field_is_one_problem_naming_both_keys(test_set):
+    rows = rows_for({"mc-1": "A", "mc-2": "B", "oe-1": "Rest."})
+    rows[1]["answers"] = rows[1].pop("answer")
+
+    assert problems(as_bytes(rows), test_set) == [
+        "row 1, field 'answer': missing (this row has 'answers', which is not a field: did you "
+        "mean 'answer'?) (the row of id 'mc-2')"
     ]
 
 

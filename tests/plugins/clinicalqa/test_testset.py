@@ -53,10 +53,13 @@ def test_the_checksum_is_the_files_and_the_canonical_form_ignores_layout():
     assert load_testset(records).checksum == load_testset(records).checksum
 
 
+LIST = "expected a JSON list of rows, starting with '['"
+
+
 @pytest.mark.parametrize(
     ("data", "expected"),
     [
-        (b"", "not valid JSON: Expecting value at line 1, column 1 (the file is empty)"),
+        (b"", f"not JSON: the file is empty; {LIST}"),
         (b"{}", "expected a JSON list of {id, category, question, ...} objects, got an object"),
         (
             b'[{"id": "mc-1", "category": "multiple_choice"}, {"id": "mc-2", "categ',

@@ -20,6 +20,7 @@ ALLOWED_BENCHMARK = (
     "benchmark.scoring.errors",
     "benchmark.scoring.strict_json",
     "benchmark.scoring.json_file",
+    "benchmark.scoring.row_fields",
     "benchmark.scoring.row_count",
     "benchmark.scoring.weights",
 )

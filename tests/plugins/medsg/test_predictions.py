@@ -41,10 +41,9 @@ def test_a_row_removed_in_the_middle_is_named_by_the_first_row_out_of_place(test
     del rows[1]
 
     assert messages(json.dumps(rows).encode(), test_set) == [
-        "row 1: expected 3 rows, one per test item in test-set order, got 2: this row holds "
-        "index 2 (task 'multi_view'), where the test set has index 1 (task 'patch'); a row is "
-        "missing before it: the file has no row for this item, and from this row on every row "
-        "matches the test set one place early"
+        "row 1: expected 3 rows, one per test item in test-set order, got 2: the file has no "
+        "row for the test set's item at this position, index 1 (task 'patch'): from this row on "
+        "every row is one place early"
     ]
 
 
@@ -57,6 +56,22 @@ def test_a_duplicated_row_is_named_as_an_extra_copy(test_set):
         "index 1 (task 'patch'), where the test set has index 2 (task 'multi_view'); it is an "
         "extra row, a copy of the row before it: remove it and every later row lines up with "
         "the test set"
+    ]
+
+
+def test_a_row_that_differs_in_its_index_alone_names_only_the_index():
+    test_set = make_test_set(
+        item("patch", [0, 0, 10, 10]),
+        item("patch", [0, 0, 10, 10]),
+        item("referring", [0, 0, 10, 10]),
+    )
+    rows = rows_for(test_set, ["a", "b", "c"])
+    rows.insert(1, dict(rows[0]))
+
+    assert messages(json.dumps(rows).encode(), test_set) == [
+        "row 1: expected 3 rows, one per test item in test-set order, got 4: this row holds "
+        "the test set's task but index 0, where the test set has index 1; it is an extra row, "
+        "a copy of the row before it: remove it and every later row lines up with the test set"
     ]
 
 
@@ -88,6 +103,20 @@ def test_each_row_problem_names_row_and_field(test_set):
         "row 1, field 'prediction': missing",
         "row 2, field 'score': unknown field; a row holds exactly index, task and prediction, "
         "and Podium refuses other fields instead of ignoring them; remove it",
+    ]
+
+
+def test_a_renamed_field_is_one_problem_naming_both_keys(test_set):
+    rows = rows_for(test_set, ["a", "b", "c"])
+    rows[2]["Task"] = rows[2].pop("task")
+    rows[2]["output"] = rows[2].pop("prediction")
+
+    assert messages(rows, test_set) == [
+        "row 2, field 'output': unknown field; a row holds exactly index, task and "
+        "prediction, and Podium refuses other fields instead of ignoring them; remove it",
+        "row 2, field 'task': missing (this row has 'Task', which is not a field: did you mean "
+        "'task'?)",
+        "row 2, field 'prediction': missing",
     ]
 
 
@@ -197,4 +226,15 @@ def test_a_file_cut_between_rows_ends_early_after_its_complete_rows(test_set):
 def test_invalid_json_names_line_column_byte_and_row(test_set):
     assert messages(b'[{"index": 0,\n "task": }]', test_set) == [
         "row 0: not valid JSON: Expecting value at line 2, column 10, byte 24"
+    ]
+
+
+def test_json_lines_are_named_as_such(test_set):
+    rows = rows_for(test_set, ["a", "b", "c"])
+    data = b"".join(json.dumps(row).encode() + b"\n" for row in rows)
+
+    assert messages(data, test_set) == [
+        "not JSON: the file holds one JSON object per line (it looks like JSON Lines); expected "
+        "a JSON list of rows, starting with '[', with a comma between two rows and ']' after "
+        "the last"
     ]

@@ -111,7 +111,7 @@ def test_a_repeated_key_is_named():
 
 def test_file_level_problems():
     assert str(rejected(b"").problems[0]) == (
-        "not valid JSON: Expecting value at line 1, column 1 (the file is empty)"
+        "not JSON: the file is empty; expected a JSON list of rows, starting with '['"
     )
     assert str(rejected(b"[]").problems[0]) == "the file holds no items"
     assert "got an object" in str(rejected(b'{"items": []}').problems[0])

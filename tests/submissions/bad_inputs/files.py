@@ -32,6 +32,7 @@ UTF16 = (
     "as UTF-8"
 )
 TYING = '"prediction": "tying"'
+LIST = "expected a JSON list of rows, starting with '['"
 CUT = "it looks cut off (an interrupted upload or copy); upload the whole file"
 # Three rows of a one-line file as a model writes them; files cut from it get exact byte counts
 # whatever ids the test set was given.
@@ -53,6 +54,15 @@ def at(row: int, field: str, message: str) -> FileProblem:
 def invalid_json(id: str, content: bytes, message: str, *, row: int | None = None) -> BadInput:
     """A file the parser refuses; `row` is the row the error falls in (None: outside any)."""
     return file_case(id, raw(content), FileProblem(row, "", f"not valid JSON: {message}"))
+
+
+def not_json(id: str, content: bytes, what: str, *, after: str = "") -> BadInput:
+    """A file that is plainly not JSON: `what` it looks like, then what was expected."""
+    return file_case(id, raw(content), whole_file(f"not JSON: {what}; {LIST}{after}"))
+
+
+def renamed(key: str, field: str) -> str:
+    return f"missing (this row has '{key}', which is not a field: did you mean '{field}'?)"
 
 
 def cut_off(id: str, content: bytes, where: str, *, row: int | None = None) -> BadInput:
@@ -100,8 +110,22 @@ def utf8_bom_twice(rows: Rows) -> bytes:
 
 CASES: list[BadInput] = [
     # --- malformed JSON ------------------------------------------------------------------------
-    invalid_json(
-        "whitespace-only", b"  \n ", "Expecting value at line 2, column 2 (the file is empty)"
+    not_json("whitespace-only", b"  \n ", "the file is empty (it holds only whitespace)"),
+    # A file that is plainly something else says what it looks like and what was expected.
+    not_json(
+        "a-csv-file",
+        b"id,qa_type,prediction\na&&0&&300&&1.0,tal,1.0-5.0 seconds.\n",
+        "the file starts with 'id,qa_type,prediction' (it looks like CSV)",
+    ),
+    not_json(
+        "a-tab-separated-file",
+        b"id\tqa_type\tprediction\na&&0&&300&&1.0\ttal\t1.0-5.0 seconds.\n",
+        "the file starts with 'id\\tqa_type\\tprediction' (it looks like tab-separated values)",
+    ),
+    not_json(
+        "an-html-page",
+        b"<!doctype html>\n<html><head><title>Sign in</title></head></html>\n",
+        "the file starts with '<!doctype html>' (it looks like an HTML page)",
     ),
     # A file that stops early (an interrupted upload or copy) says so, with its size and the
     # row it stops in; a one-line file's position is its byte (a column says nothing more).
@@ -171,12 +195,12 @@ CASES: list[BadInput] = [
     ),
     # A file of several lines keeps the line and column an editor shows, with the byte.
     invalid_json("a-comment", b"// predictions\n[]", "Expecting value at line 1, column 1, byte 1"),
-    invalid_json(
+    not_json(
         "json-lines",
         b'{"id": "a&&0&&300&&1.0", "qa_type": "tal", "prediction": "x"}\n'
         b'{"id": "b&&0&&300&&1.0", "qa_type": "stg", "prediction": "y"}\n',
-        "Extra data at line 2, column 1, byte 63 (a file holds one JSON list; JSON Lines, one "
-        "object per line, is not read)",
+        "the file holds one JSON object per line (it looks like JSON Lines)",
+        after=", with a comma between two rows and ']' after the last",
     ),
     invalid_json(
         "two-lists",
@@ -304,10 +328,9 @@ CASES: list[BadInput] = [
         at(
             2,
             "",
-            "expected 5 rows, one per test sample in test-set order, got 4: this row holds id "
-            "'{id3}' (qa_type 'cvs_assessment'), where the test set has id '{id2}' (qa_type "
-            "'next_action'); a row is missing before it: the file has no row for this sample, "
-            "and from this row on every row matches the test set one place early",
+            "expected 5 rows, one per test sample in test-set order, got 4: the file has no "
+            "row for the test set's sample at this position, id '{id2}' (qa_type "
+            "'next_action'): from this row on every row is one place early",
         ),
     ),
     file_case(
@@ -320,6 +343,19 @@ CASES: list[BadInput] = [
             "'{id1}' (qa_type 'stg'), where the test set has id '{id2}' (qa_type "
             "'next_action'); it is an extra row, a copy of the row before it: remove it and "
             "every later row lines up with the test set",
+        ),
+    ),
+    # Where the row and the test set share a field, the message names only the one that
+    # differs (a clip's samples share an id and differ in qa_type).
+    file_case(
+        "an-extra-row-that-differs-only-in-its-id",
+        with_rows(lambda rows: rows.insert(2, {**rows[1], "qa_type": "next_action"})),
+        at(
+            2,
+            "",
+            "expected 5 rows, one per test sample in test-set order, got 6: this row holds the "
+            "test set's qa_type but id '{id1}', where the test set has id '{id2}'; it is an "
+            "extra row: remove it and every later row lines up with the test set",
         ),
     ),
     file_case(
@@ -430,10 +466,27 @@ CASES: list[BadInput] = [
         replacing(TYING, f'{TYING}, "score": 0.9'),
         at(2, "score", UNKNOWN),
     ),
+    # A key that looks like a missing field is told with it, in one problem.
     file_case(
         "misspelt-prediction-key",
         replacing(TYING, '"predictions": "tying"'),
-        at(2, "predictions", UNKNOWN),
+        at(2, "prediction", renamed("predictions", "prediction")),
+    ),
+    file_case(
+        "prediction-key-cut-short",
+        replacing(TYING, '"pred": "tying"'),
+        at(2, "prediction", renamed("pred", "prediction")),
+    ),
+    file_case(
+        "qa-type-key-renamed",
+        replacing('"qa_type": "next_action"', '"type": "next_action"'),
+        at(2, "qa_type", renamed("type", "qa_type")),
+    ),
+    # A key unlike any missing field is unknown, and the field is missing: two problems.
+    file_case(
+        "prediction-key-another-word",
+        replacing(TYING, '"output": "tying"'),
+        at(2, "output", UNKNOWN),
         at(2, "prediction", "missing"),
     ),
     # --- refused characters --------------------------------------------------------------------
