@@ -73,6 +73,13 @@ class Giant(Behaviour):
 
     chars: int
     sent: list[int] = field(default_factory=list)
+    finished: threading.Event = field(default_factory=threading.Event)
+
+    def bytes_sent(self, timeout: float = 10.0) -> int:
+        """What the server wrote of its first answer, once it stopped writing: the client's
+        close reaches the server's thread a moment after the client returned."""
+        assert self.finished.wait(timeout), "the server never stopped writing"
+        return self.sent[0]
 
     def reply(self, handler: _Handler, authorization: str) -> None:
         body = completion("A" * self.chars, completion_tokens=1)
@@ -92,6 +99,7 @@ class Giant(Behaviour):
         except OSError:
             handler.close_connection = True
         self.sent.append(sent)
+        self.finished.set()
 
 
 SEND_BUFFER = 65536
