@@ -65,6 +65,11 @@ class RerunEvidence:
     metrics: tuple[EvidenceMetric, ...]
 
     @property
+    def tolerance(self) -> float | None:
+        """The benchmark's tolerance, one for every metric of a report."""
+        return self.metrics[0].tolerance if self.metrics else None
+
+    @property
     def all_within(self) -> bool:
         compared = [metric for metric in self.metrics if metric.within is not None]
         return bool(compared) and all(metric.within for metric in compared)

@@ -114,12 +114,10 @@ def test_a_verified_uploads_page_shows_the_reruns_evidence(verified):
 
     assert "Verification evidence" in text
     assert f"Re-run finished {job.finished_at:%Y-%m-%d %H:%M} UTC" in text
-    assert f"Test set version 1 Scorer {SCORER_VERSION}" in text
+    assert f"Test set version 1 Scorer {SCORER_VERSION} Tolerance ±0.01 on each metric" in text
     own = entry.evaluations.get().metrics
-    assert (
-        f"CVS_acc CVS assessment accuracy {own['CVS_acc']:.4f} {own['CVS_acc']:.4f} 0.0000 ±0.01 yes"
-        in text
-    )
+    value = f"{own['CVS_acc']:.4f}"
+    assert f"CVS_acc CVS assessment accuracy yes {value} {value} 0.0000 ±0.01" in text
     assert "every compared metric within the tolerance" in text
     assert "internal: checked on a Tuesday" not in text  # a plain verify's note stays private
 
