@@ -5,7 +5,16 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 
 # `schema` for its side effect: drf-spectacular learns how our token scheme is described. Every
 # schema is generated through this URLconf, so this is early enough (api/apps.py).
-from . import battles, benchmarks, compare, hosted, rankings, schema, submitting  # noqa: F401
+from . import (  # noqa: F401
+    battles,
+    benchmarks,
+    compare,
+    entries,
+    hosted,
+    rankings,
+    schema,
+    submitting,
+)
 
 app_name = "api"
 
@@ -13,6 +22,7 @@ urlpatterns = [
     path("v1/", include(benchmarks.urlpatterns)),
     path("v1/", include(rankings.urlpatterns)),
     path("v1/", include(compare.urlpatterns)),
+    path("v1/", include(entries.urlpatterns)),
     path("v1/", include(submitting.urlpatterns)),
     path("v1/", include(battles.urlpatterns)),
     path("v1/", include(hosted.urlpatterns)),

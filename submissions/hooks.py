@@ -58,3 +58,8 @@ board_judges_reader = Slot(
 rating_tab_reader = Slot("a rating tab's note: (Benchmark, Category) -> RatingTab | None")
 entry_battles_reader = Slot("an entry's battles: (Submission) -> list[EntryBattles]")
 rerun_evidence_check = Slot("an uploaded entry's re-run: (submission, *, force, note) -> Evidence")
+# The public side of that check (issue 33, point 4): what the re-run a verified upload was
+# verified on found, for the entry page and the entry API (`verifying` installs it).
+rerun_evidence_reader = Slot(
+    "a verified upload's re-run, in public: (Submission) -> RerunEvidence | None"
+)

@@ -16,6 +16,8 @@ class VerifyingConfig(AppConfig):
 
         # The verification writer asks this app for an uploaded entry's evidence.
         hooks.rerun_evidence_check.set(lazy("verifying.evidence.rerun_evidence"))
+        # The public entry page and API show the re-run a verified upload rests on (issue 33).
+        hooks.rerun_evidence_reader.set(lazy("verifying.selectors.public_rerun_evidence"))
         # `load_demo` ends with the re-run's part of the demo: frames and the stand-in model.
         hooks.add_demo_hook(lazy("verifying.demo.on_demo_loaded"))
         # A refused move, or the entry's page, names the re-run step that is missing.

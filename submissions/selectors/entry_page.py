@@ -5,7 +5,8 @@ What is public here is what the board and the status page already publish in agg
 metrics with their 95% intervals, the rank with its rank interval and tier, the per-dataset
 values, and how many answers of each task parsed (counts, never the unparsed answers, which
 are the submitter's text). Per-sample contributions and replicates (`RunReplicates`'s
-`contributions` and `values`) are never read.
+`contributions` and `values`) are never read. A verified upload's re-run is shown by its
+discrepancy report's aggregates (`public_evidence`), never the endpoint or its answers.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from ..charts.heatmap import Heatmap, dataset_heatmap
 from ..enums import STATES_JUDGE_PENDING, BoardKind, SubmissionSource, VerificationStatus
 from ..judge_step import JudgeDetails, judge_details
 from ..models import BoardEntry, Evaluation, RunReplicates, Submission
+from ..public_evidence import RerunEvidence, numbers_source, rerun_evidence
 from .entries import group_order, metric_value, newest_scored_run
 
 # How many entries "statistically tied with ..." names before it says "and N more".
@@ -137,6 +139,11 @@ class EntryPage:
     judge: JudgeDetails | None
     has_judge_metrics: bool
     judge_pending: bool
+    # What its verification rests on (issue 33, point 4): a verified upload's re-run, and where
+    # the numbers came from when not from an uploaded file (an imported row's source, Podium's
+    # own calls, a baseline the maintainers ran).
+    evidence: RerunEvidence | None = None
+    source: str = ""
 
 
 def entry_page(submission: Submission) -> EntryPage:
@@ -217,6 +224,8 @@ def entry_page(submission: Submission) -> EntryPage:
         judge=judge_details(evaluation) if evaluation is not None and not is_imported else None,
         has_judge_metrics=any(metric.is_judge_metric for metric in metrics),
         judge_pending=evaluation is not None and evaluation.state in STATES_JUDGE_PENDING,
+        evidence=rerun_evidence(submission),
+        source=numbers_source(submission),
     )
 
 

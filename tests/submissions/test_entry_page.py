@@ -3,16 +3,19 @@ with their intervals, rank with its interval and tier, per-dataset values, parse
 judge's details, the charts), and what it never says (anyone's answers, per-sample values)."""
 
 import html as html_text
+import json
 import re
 from datetime import UTC, datetime
+from io import StringIO
 
 import pytest
 from django.contrib.auth.models import AnonymousUser
+from django.core.management import call_command
 from django.test import Client
 from django.urls import reverse
 
 from benchmark.models import Benchmark
-from submissions.enums import VerificationStatus
+from submissions.enums import SubmissionSource, VerificationStatus
 from submissions.intervals import compute_rank_intervals
 from submissions.models import BoardEntry, BoardPlacement, RunReplicates, Submission
 from submissions.selectors.entry_page import entry_for_viewer, entry_page
@@ -379,3 +382,62 @@ def test_an_evaluate_only_entry_shows_its_owner_its_runs_intervals_and_no_rank(b
     assert f"{run.metrics['NAP_acc']:.3f} [{low:.3f}, {high:.3f}]" in text
     assert "Rank " not in text
     assert 'aria-current="page"' not in response.content.decode()  # no board tab is its own
+
+
+# --- what its verification rests on (issue 33, point 4) --------------------------------------------
+
+
+def test_an_imported_row_says_where_its_numbers_were_published(interval_benchmark):
+    call_command(
+        "add_official_result",
+        "--model", "GPT-4o",
+        "--values", json.dumps({"CVS_acc": 0.6}),
+        "--source", "MedGRPO paper, table 2",
+        stdout=StringIO(),
+    )  # fmt: skip
+    imported = Submission.objects.get(model_name="GPT-4o")
+
+    page = entry_page(imported)
+    text = text_of(page_of(Client(), imported))
+
+    assert (page.evidence, page.source) == (None, "MedGRPO paper, table 2")
+    assert (
+        "Where the numbers come from An imported result: its numbers were published elsewhere "
+        "and entered by the maintainers, not scored by Podium. Source: MedGRPO paper, table 2"
+    ) in text
+    assert "Verification evidence" not in text
+
+
+def test_an_imported_row_without_a_source_says_none_was_recorded(interval_benchmark):
+    imported = import_published_result(
+        interval_benchmark,
+        model_name="Old Row",
+        values={"CVS_acc": 0.5},
+        verified_at=datetime(2026, 4, 15, 12, tzinfo=UTC),
+    )
+
+    assert entry_page(imported).source == "not recorded"
+    assert "Source: not recorded" in text_of(page_of(Client(), imported))
+
+
+def test_an_entry_evaluated_by_podium_says_its_answers_came_from_podiums_calls(board):
+    hosted = board["noisy"]
+    Submission.objects.filter(pk=hosted.pk).update(source=SubmissionSource.HOSTED)
+    hosted.refresh_from_db()
+
+    text = text_of(page_of(Client(), hosted))
+
+    assert entry_page(hosted).evidence is None
+    assert (
+        "Where the numbers come from Evaluated by Podium: Podium asked the model's endpoint "
+        "every test question itself and scored its answers"
+    ) in text
+
+
+def test_an_unverified_upload_shows_no_evidence_and_no_source(board):
+    page = entry_page(board["noisy"])
+    text = text_of(page_of(Client(), board["noisy"]))
+
+    assert (page.evidence, page.source) == (None, "")
+    assert "Verification evidence" not in text
+    assert "Where the numbers come from" not in text
