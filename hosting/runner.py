@@ -71,6 +71,12 @@ class Progress:
         return self.prompt_tokens + self.completion_tokens
 
 
+# How long a time slice waits, after its end, for the answers of the calls already sent
+# (kept, not asked again) before it cuts them: a few seconds covers a normal answer; a
+# dripping endpoint is cut (tests/hosting/test_hostile_endpoints.py).
+DRAIN_SECONDS = 5.0
+
+
 def request_progress(request: HostedRequest) -> Progress:
     """Counted from the items (the truth the request's counters cache)."""
     counts = request.items.aggregate(
@@ -281,8 +287,9 @@ def _send(
             outage=outage,
             should_stop=lambda: capped() or clock.should_stop(),
             # The slice's end and the cap drain (the answers being computed are paid for:
-            # cut, they were asked again next slice); a cancel cuts them.
-            should_abort=lambda: clock.cancelled,
+            # cut, they were asked again next slice) for DRAIN_SECONDS at most, so an endpoint
+            # that drips its answers does not hold the worker; a cancel cuts them at once.
+            should_abort=lambda: clock.cancelled or clock.overdue(DRAIN_SECONDS),
             tick=clock.tick,
             tick_seconds=min(1.0, config.heartbeat_seconds()),
             thread_name="hosted",

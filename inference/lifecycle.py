@@ -78,6 +78,11 @@ class Slice:
     def should_stop(self) -> bool:
         return self.cancelled or (self.deadline is not None and time.monotonic() > self.deadline)
 
+    def overdue(self, grace: float) -> bool:
+        """Whether the slice ended more than `grace` seconds ago: how long calls already sent
+        may take to finish after it (`client.run_bounded`'s `should_abort`)."""
+        return self.deadline is not None and time.monotonic() > self.deadline + grace
+
 
 def set_status(
     kind: JobKind,
