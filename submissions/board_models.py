@@ -19,7 +19,7 @@ from django.db import models
 from benchmark.models import Benchmark
 from core.fields import EqualityIndex, JSONTextField
 
-from .enums import BoardKind
+from .enums import BoardKind, SnapshotReason
 
 
 class BoardRow(models.Model):
@@ -373,3 +373,63 @@ class BoardOrder(models.Model):
     def __str__(self) -> str:
         way = "descending" if self.descending else "ascending"
         return f"{self.board} board of benchmark {self.benchmark_id} by {self.key}, {way}"
+
+
+class BoardSnapshot(models.Model):
+    """A benchmark's boards as they were published at a moment (issue 33, docs/boards.md,
+    "Snapshots"): every row both boards show, as the rankings' CSV (`csv`, compressed, with
+    each row's test-set and scorer versions last) and as the rankings' JSON rows (`rows`,
+    compressed), and the sha256 of the CSV, so anyone can check a downloaded copy.
+
+    Asked for (`requested`) in the transaction of each change of the Official board, by that
+    change's writer (`snapshots.request_snapshot`, through `schedule_board_refresh`), by a
+    maintainer, or by the Community board's first change of a day; written once (`sealed`)
+    by the board's writers when the build that includes the change has its rank intervals
+    (`snapshots.seal_snapshots`, under the benchmark's lock), and never again: a database
+    trigger refuses any change to a sealed row (migration 0034). Requests one build includes
+    together become one snapshot (the board never showed the states between them). Until it
+    is sealed a snapshot is not listed anywhere.
+    """
+
+    benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="snapshots")
+    # The moment the board is as of: the (last) change's, set with the request.
+    taken_at = models.DateTimeField()
+    reason = models.CharField(max_length=20, choices=SnapshotReason)
+    # What changed, in words ("'Model X' verified"); the requests it merges, "; " between.
+    description = models.TextField(blank=True, default="")
+    # A maintainer's note (their own snapshot, a forced verification's note).
+    note = models.TextField(blank=True, default="")
+    # The benchmark's `BoardChanges.total` counted with the request: the build that includes
+    # it seals it.
+    changes = models.PositiveBigIntegerField()
+    sealed_at = models.DateTimeField(null=True, blank=True)
+    entries = models.PositiveIntegerField(default=0)
+    sha256 = models.CharField(max_length=64, blank=True, default="")
+    csv = models.BinaryField(default=b"")
+    rows = models.BinaryField(default=b"")
+    # The metric keys of the rows, in the benchmark's order when it was sealed.
+    metric_keys = models.JSONField(default=list, blank=True)
+
+    class Meta:
+        ordering = ["-taken_at", "-pk"]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(reason__in=SnapshotReason.values),
+                name="boardsnapshot_reason_valid",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["benchmark", "taken_at"], name="boardsnapshot_taken"),
+            models.Index(
+                fields=["benchmark", "changes"],
+                condition=models.Q(sealed_at__isnull=True),
+                name="boardsnapshot_pending",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"snapshot {self.pk} of benchmark {self.benchmark_id} ({self.reason})"
+
+    @property
+    def is_sealed(self) -> bool:
+        return self.sealed_at is not None

@@ -25,13 +25,16 @@ from .boards import (
     recompute_board,
 )
 from .models import BoardChanges
+from .snapshots import SnapshotRequest, request_snapshot
 
 logger = logging.getLogger(__name__)
 
 
-def schedule_board_refresh(benchmark_id: int) -> None:
+def schedule_board_refresh(benchmark_id: int, snapshot: SnapshotRequest | None = None) -> None:
     """Count a change of the benchmark's board inputs in the current transaction and
-    recompute the board when it commits (at once outside a transaction).
+    recompute the board when it commits (at once outside a transaction). A change of the
+    Official board passes its `snapshot` (issue 33): the request commits with the change, and
+    the build that includes it writes the snapshot (`snapshots.seal_snapshots`).
 
     Synchronous, in the committing process (the web server for a verification, the worker
     after scoring): the board is right as soon as the change is visible, and tests and the
@@ -41,7 +44,10 @@ def schedule_board_refresh(benchmark_id: int) -> None:
     meanwhile (several changes in one transaction, a burst of scorings), and does nothing
     (docs/boards.md, "Changes and builds").
     """
-    transaction.on_commit(partial(refresh_board, benchmark_id, count_board_change(benchmark_id)))
+    changes = count_board_change(benchmark_id)
+    if snapshot is not None:
+        request_snapshot(benchmark_id, changes, snapshot)
+    transaction.on_commit(partial(refresh_board, benchmark_id, changes))
 
 
 def count_board_change(benchmark_id: int) -> int:

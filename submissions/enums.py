@@ -153,3 +153,19 @@ class BoardKind(models.TextChoices):
 
     OFFICIAL = "official", "Official"
     COMMUNITY = "community", "Community"
+
+
+class SnapshotReason(models.TextChoices):
+    """Why a board snapshot was taken (issue 33, docs/boards.md "Snapshots"): a change of the
+    Official board, recorded by the change's own writer, a maintainer's request, or the
+    Community board's changes of the day."""
+
+    VERIFIED = "verified", "An entry was verified"
+    WITHDRAWN = "withdrawn", "An entry left the Official board"
+    IMPORTED = "imported", "A published result was imported"
+    RESCORED = "rescored", "An Official entry was re-scored"
+    EDITED = "edited", "An Official entry's details were corrected"
+    LISTED = "listed", "An Official entry was taken off or put back"
+    RATINGS = "ratings", "The ratings were recomputed"
+    MAINTAINER = "maintainer", "Taken by a maintainer"
+    DAILY = "daily", "The Community board changed"

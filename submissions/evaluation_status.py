@@ -12,9 +12,16 @@ from core.exceptions import InvalidTransition
 from core.workers import worker_id
 
 from .board_refresh import schedule_board_refresh
-from .enums import STATUS_TIMESTAMP_FIELD, EvaluationStatus
+from .enums import (
+    STATUS_TIMESTAMP_FIELD,
+    EvaluationStatus,
+    SnapshotReason,
+    SubmissionSource,
+    VerificationStatus,
+)
 from .models import Evaluation
 from .notifications import evaluation_failed_on_commit, evaluation_finished_on_commit
+from .snapshots import SnapshotRequest
 
 
 def set_evaluation_status(
@@ -66,5 +73,25 @@ def set_evaluation_status(
     if current.has_scores or new.has_scores:
         submission = evaluation.submission
         if submission.publish:
-            schedule_board_refresh(submission.benchmark_id)
+            schedule_board_refresh(
+                submission.benchmark_id, _official_change(evaluation, current, new)
+            )
     return evaluation
+
+
+def _official_change(
+    evaluation: Evaluation, current: EvaluationStatus, new: EvaluationStatus
+) -> SnapshotRequest | None:
+    """The snapshot a run of an Official entry asks for when its scores change (issue 33): an
+    imported result's first, or a re-scoring (a corrected test set, the judge's metrics)."""
+    submission = evaluation.submission
+    if submission.verification_status != VerificationStatus.VERIFIED:
+        return None
+    version = f"test set v{evaluation.test_set.version}"
+    if submission.source == SubmissionSource.IMPORTED and not current.has_scores:
+        return SnapshotRequest(
+            SnapshotReason.IMPORTED, f"{submission.model_name!r} imported ({version})"
+        )
+    return SnapshotRequest(
+        SnapshotReason.RESCORED, f"{submission.model_name!r}: run {new.label.lower()} ({version})"
+    )

@@ -40,8 +40,10 @@ from benchmark.scoring.ranking import (
     lexicographic_costs,
 )
 
+from .board_state import board_built
 from .models import BoardEntry, BoardPlacement, BoardTotals, Evaluation, RunReplicates
 from .selectors import metric_specs, ranking_entry, ranking_policy
+from .snapshots import seal_snapshots
 
 logger = logging.getLogger(__name__)
 
@@ -365,6 +367,9 @@ def compute_rank_intervals(benchmark: Benchmark, *, force: bool = False) -> int:
                 with_tiers=sum(tier_of[pk] is not None for pk in on_board),
                 computed_at=now,
             )
+        # The build is whole now: the snapshots its changes asked for are written with it
+        # (issue 33), under the same lock.
+        seal_snapshots(benchmark, board_built(benchmark.pk))
     return len(rows)
 
 

@@ -15,11 +15,12 @@ from benchmark.selectors import active_testset
 from core import audit, private_files
 from core.exceptions import InvalidTransition
 
-from .enums import EvaluationStatus
+from .enums import EvaluationStatus, SnapshotReason, VerificationStatus
 from .models import Evaluation, Submission
 from .names import clean_names
 from .selectors import latest_evaluation
 from .services import check_facts, schedule_board_refresh, start_evaluation
+from .snapshots import SnapshotRequest
 
 # The details a maintainer may correct: how the entry is presented, never what was scored
 # (the predictions file, its checksum, the owner, the benchmark, the model's name) nor where
@@ -112,5 +113,14 @@ def update_entry_details(submission: Submission, *, actor: Any, **changes: Any) 
             "submissions.submission.edited", actor=actor, target=submission, changes=changed
         )
         if submission.publish:
-            schedule_board_refresh(submission.benchmark_id)
+            official = submission.verification_status == VerificationStatus.VERIFIED
+            schedule_board_refresh(
+                submission.benchmark_id,
+                SnapshotRequest(
+                    SnapshotReason.EDITED,
+                    f"{submission.model_name!r}: {', '.join(changed)} corrected",
+                )
+                if official
+                else None,
+            )
     return submission

@@ -380,6 +380,7 @@ from .board_models import (  # noqa: E402
     BoardOrder,
     BoardPlacement,
     BoardRow,
+    BoardSnapshot,
     BoardTotals,
 )
 
@@ -390,6 +391,7 @@ __all__ = [
     "BoardOrder",
     "BoardPlacement",
     "BoardRow",
+    "BoardSnapshot",
     "BoardTotals",
     "CategoryRating",
     "Evaluation",

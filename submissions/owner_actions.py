@@ -19,12 +19,13 @@ from core import audit
 from core.exceptions import DomainError, InvalidName, NotYourEntry
 
 from .board_refresh import schedule_board_refresh
-from .enums import SubmissionSource
+from .enums import SnapshotReason, SubmissionSource, VerificationStatus
 from .maintenance import update_entry_details
 from .models import Submission
 from .names import published_name_message, refuse_published_lookalike
 from .selectors import own_published_copy, published_lookalike
 from .services import lock_published_file, refuse_published_copy
+from .snapshots import SnapshotRequest
 
 
 def _is_owner(actor: Any, submission: Submission) -> bool:
@@ -77,7 +78,15 @@ def set_published(
                 target=locked,
                 note=note,
             )
-            schedule_board_refresh(locked.benchmark_id)
+            schedule_board_refresh(
+                locked.benchmark_id,
+                SnapshotRequest(
+                    SnapshotReason.LISTED,
+                    f"{locked.model_name!r} {'put back on' if publish else 'taken off'} the boards",
+                )
+                if locked.verification_status == VerificationStatus.VERIFIED
+                else None,
+            )
     except IntegrityError:  # a look-alike published meanwhile (the unique indexes settle it)
         existing = published_lookalike(submission.benchmark, submission.model_name)
         raise InvalidName(

@@ -19,8 +19,10 @@ from core import audit
 from core.exceptions import InvalidRatings
 
 from .board_refresh import schedule_board_refresh
+from .enums import SnapshotReason, VerificationStatus
 from .hooks import entry_battles_reader, rating_tab_reader
 from .models import CategoryRating, Submission
+from .snapshots import SnapshotRequest
 
 
 @dataclass(frozen=True)
@@ -111,7 +113,15 @@ def store_ratings(
             computed_at=computed_at.isoformat(),
             note=note,
         )
-        schedule_board_refresh(benchmark.pk)
+        official = Submission.objects.filter(
+            benchmark=benchmark, publish=True, verification_status=VerificationStatus.VERIFIED
+        ).exists()
+        schedule_board_refresh(
+            benchmark.pk,
+            SnapshotRequest(SnapshotReason.RATINGS, f"The {category_key!r} ratings recomputed")
+            if official
+            else None,
+        )
     rows.sort(key=lambda row: (-row.rating, row.submission_id))
     return rows
 

@@ -35,10 +35,16 @@ from core import audit
 from core.exceptions import InvalidTransition, VerificationRefused
 
 from .board_refresh import schedule_board_refresh
-from .enums import VERIFICATION_NEEDS_REASON, SubmissionSource, VerificationStatus
+from .enums import (
+    VERIFICATION_NEEDS_REASON,
+    SnapshotReason,
+    SubmissionSource,
+    VerificationStatus,
+)
 from .hooks import add_verification_listener as add_verification_listener  # callers' name
 from .hooks import rerun_evidence_check, verification_listeners
 from .models import Submission
+from .snapshots import SnapshotRequest
 
 V = VerificationStatus
 
@@ -182,10 +188,31 @@ def set_verification_status(
             f"submissions.verification.{new.value}", actor=actor, target=submission, **data
         )
         if submission.publish and V.VERIFIED in (current, new):
-            schedule_board_refresh(submission.benchmark_id)
+            # A change of the Official board: snapshotted (issue 33), a forced verification
+            # with its note.
+            entered = new == V.VERIFIED
+            schedule_board_refresh(
+                submission.benchmark_id,
+                SnapshotRequest(
+                    _snapshot_reason(submission, current, new),
+                    f"{submission.model_name!r} {new.label.lower()}"
+                    + ("" if entered else f" (was {current.label.lower()})"),
+                    note if force else "",
+                ),
+            )
         for listener in verification_listeners:  # hooks.add_verification_listener
             transaction.on_commit(partial(listener, submission.pk, current.value, new.value))
     return submission
+
+
+def _snapshot_reason(
+    submission: Submission, current: VerificationStatus, new: VerificationStatus
+) -> SnapshotReason:
+    if new != V.VERIFIED:
+        return SnapshotReason.WITHDRAWN
+    if submission.source == SubmissionSource.IMPORTED and current == V.COMMUNITY:
+        return SnapshotReason.IMPORTED  # `services.import_published_result`'s verification
+    return SnapshotReason.VERIFIED
 
 
 # --- what the submitter is shown ------------------------------------------------------------------

@@ -30,6 +30,7 @@ from ..models import (
     CategoryRating,
 )
 from ..selectors import board_candidate_rows
+from ..snapshots import seal_snapshots
 from .placing import placed
 from .rows import ROW_AS_IS, Leftovers, board_rows
 from .values import decoded_metrics, intervals_text, shown_values
@@ -109,19 +110,23 @@ def _rebuild(benchmark: Benchmark) -> None:
     # again: resumed with them alive, its first collection walked every one (~0.2 s at
     # 100,000 entries) for nothing, since none is part of a cycle.
     with collector_paused():
-        _rewrite_board(benchmark)
+        placed_rows = _rewrite_board(benchmark)
     BoardBuild.objects.bulk_create(
         [BoardBuild(benchmark=benchmark, changes=changes, built_at=timezone.now())],
         update_conflicts=True,
         unique_fields=["benchmark"],
         update_fields=["changes", "built_at"],
     )
+    if not placed_rows:
+        # No rows, so no rank intervals to wait for: the build is whole (issue 33).
+        seal_snapshots(benchmark, changes)
     for listener in board_listeners:  # hooks.add_board_listener
         transaction.on_commit(partial(listener, benchmark.pk))
 
 
-def _rewrite_board(benchmark: Benchmark) -> None:
-    """`recompute_board`'s work, in its transaction, on the benchmark it locked."""
+def _rewrite_board(benchmark: Benchmark) -> int:
+    """`recompute_board`'s work, in its transaction, on the benchmark it locked; returns the
+    number of rows it placed."""
     metrics = list(benchmark.metrics.all())
     categories = list(benchmark.categories.all())
     judge_metrics = [metric.key for metric in metrics if metric.is_judge_metric]
@@ -185,6 +190,8 @@ def _rewrite_board(benchmark: Benchmark) -> None:
         transaction.on_commit(partial(enqueue_board_json, benchmark.pk))
         # Each sortable column's order (issue 16, `board_orders`): ~0.1 s per 10,000 rows.
         transaction.on_commit(partial(enqueue_board_orders, benchmark.pk))
+        return len(boards)
+    return 0
 
 
 def database_datetime(moment: datetime) -> Any:

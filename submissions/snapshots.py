@@ -1,0 +1,254 @@
+"""Board snapshots (issue 33, docs/boards.md "Snapshots"): what a benchmark's boards said at a
+moment, written once and cited by the sha256 of their CSV.
+
+A snapshot is asked for in the transaction of the change it records (`request_snapshot`,
+called by `board_refresh.schedule_board_refresh` for every writer of a change of the Official
+board, so an admin bulk action, a command and the shell take one as the web does), and
+written by the board's writers once the build that includes the change is whole, rank
+intervals and tiers included (`seal_snapshots`: from `compute_rank_intervals`, or from the
+recompute of a board left without rows), under the benchmark's lock. Requests one build
+includes together become one snapshot: the board went from the state before them to the
+state after them without showing any between.
+
+The Community board changes with every scoring; it is snapshotted at most daily: the first
+build more than `DAILY` after the last snapshot, when it includes a change the last one does
+not, takes one (`SnapshotReason.DAILY`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import zlib
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from functools import lru_cache
+from typing import Any
+
+from django.utils import timezone
+
+from benchmark.models import Benchmark
+
+from .board_csv import CSVExtras, csv_body
+from .board_json import JSON_OPTIONS, RankingRow, _iso, ranking_rows
+from .enums import SnapshotReason
+from .models import BoardEntry, BoardSnapshot
+
+# The Community board's snapshots: at most one per this long.
+DAILY = timedelta(days=1)
+
+# What a snapshot row holds besides the rankings' JSON row (`board_json.ranking_rows`): the
+# row's place on its board (its medal), its highlighted cells, and what its numbers were
+# scored against. The rankings API leaves them out (`ranking_body`).
+ROW_EXTRAS = ("position", "highlights", "testset_version", "scorer_version")
+
+# zlib at its default level: a 100,000-row board's CSV and rows in ~1 s (bench/snapshots.py).
+COMPRESSION_LEVEL = 6
+
+
+@dataclass(frozen=True)
+class SnapshotRequest:
+    """What a change of the Official board asks to be remembered by: why, in words, and a
+    maintainer's note."""
+
+    reason: SnapshotReason
+    description: str = ""
+    note: str = ""
+
+
+def request_snapshot(benchmark_id: int, changes: int, request: SnapshotRequest) -> BoardSnapshot:
+    """Ask, in the current transaction, for a snapshot of the board the build that includes
+    change number `changes` (`BoardChanges.total`) will show: it commits with the change or
+    not at all. Not listed until sealed."""
+    return BoardSnapshot.objects.create(
+        benchmark_id=benchmark_id,
+        taken_at=timezone.now(),
+        reason=request.reason,
+        description=request.description,
+        note=request.note,
+        changes=changes,
+    )
+
+
+def seal_snapshots(benchmark: Benchmark, built: int) -> BoardSnapshot | None:
+    """Write the snapshot the board's build (`built` changes, its rows and rank intervals
+    final) answers: the requests it includes, merged into the newest of them, else the
+    Community board's daily one when due. Called by the board's writers with the benchmark's
+    row locked; returns the snapshot written, or None."""
+    pending = list(
+        BoardSnapshot.objects.filter(
+            benchmark=benchmark, sealed_at__isnull=True, changes__lte=built
+        ).order_by("changes", "pk")
+    )
+    now = timezone.now()
+    if pending:
+        snapshot = pending[-1]
+        if len(pending) > 1:
+            snapshot.description = "; ".join(
+                _unique(request.description for request in pending if request.description)
+            )
+            snapshot.note = "\n".join(_unique(request.note for request in pending if request.note))
+            snapshot.taken_at = max(request.taken_at for request in pending)
+            BoardSnapshot.objects.filter(pk__in=[request.pk for request in pending[:-1]]).delete()
+    else:
+        last = (
+            BoardSnapshot.objects.filter(benchmark=benchmark, sealed_at__isnull=False)
+            .order_by("-changes")
+            .values_list("changes", "taken_at")
+            .first()
+        )
+        if last is not None and (last[0] >= built or now - last[1] < DAILY):
+            return None
+        snapshot = BoardSnapshot(
+            benchmark=benchmark,
+            taken_at=now,
+            reason=SnapshotReason.DAILY,
+            description="The boards as they were after the day's changes"
+            if last
+            else "The boards' first snapshot",
+            changes=built,
+        )
+    content = snapshot_content(benchmark)
+    snapshot.sealed_at = now
+    snapshot.entries = content.entries
+    snapshot.sha256 = content.sha256
+    snapshot.csv = zlib.compress(content.csv, COMPRESSION_LEVEL)
+    snapshot.rows = zlib.compress(content.rows, COMPRESSION_LEVEL)
+    snapshot.metric_keys = content.metric_keys
+    snapshot.save()
+    return snapshot
+
+
+def _unique(texts: Any) -> list[str]:
+    return list(dict.fromkeys(texts))
+
+
+@dataclass(frozen=True)
+class SnapshotContent:
+    entries: int
+    metric_keys: list[str]
+    csv: bytes
+    rows: bytes  # the rows' JSON array
+    sha256: str
+
+
+def snapshot_content(benchmark: Benchmark) -> SnapshotContent:
+    """Both boards' rows as the rankings show them now (`board=all`: by rank, Official and
+    Community together), as the rankings' CSV with each row's test-set and scorer versions
+    last, and as their JSON rows with `ROW_EXTRAS`."""
+    metrics = list(benchmark.metrics.all())
+    keys = [metric.key for metric in metrics]
+    entries = BoardEntry.objects.filter(benchmark=benchmark).order_by("overall_position")
+    rows = ranking_rows(benchmark, metrics, entries, None)
+    extras = {
+        submission: (position, highlights, version, scorer)
+        for submission, position, highlights, version, scorer in entries.values_list(
+            "submission_id",
+            "position",
+            "highlights",
+            "evaluation__test_set__version",
+            "evaluation__scorer_version",
+        )
+    }
+    for row in rows:
+        row.body.update(zip(ROW_EXTRAS, extras[row.body["submission_id"]], strict=True))
+    extra = CSVExtras(
+        ratings=[metric.key for metric in metrics if metric.is_rating],
+        facts=list(benchmark.fact_keys),
+        versions=True,
+    )
+    text = csv_body(rows, keys, extra)
+    body = json.dumps([row.body for row in rows], **JSON_OPTIONS).encode()
+    return SnapshotContent(
+        entries=len(rows),
+        metric_keys=keys,
+        csv=text,
+        rows=body,
+        sha256=hashlib.sha256(text).hexdigest(),
+    )
+
+
+# --- reading ----------------------------------------------------------------------------------
+
+
+def snapshot_csv(snapshot: BoardSnapshot) -> bytes:
+    """The snapshot's CSV, byte for byte as it was written (its sha256 is `snapshot.sha256`)."""
+    return zlib.decompress(bytes(snapshot.csv))
+
+
+@lru_cache(maxsize=8)
+def _rows_of(pk: int, compressed: bytes) -> tuple[dict[str, Any], ...]:
+    # A sealed snapshot never changes, so its decoded rows are kept (a few per process).
+    return tuple(json.loads(zlib.decompress(compressed)))
+
+
+def snapshot_rows(snapshot: BoardSnapshot) -> tuple[dict[str, Any], ...]:
+    """The snapshot's rows, in the order of both boards (by rank), with `ROW_EXTRAS`. Shared:
+    not to be changed."""
+    return _rows_of(snapshot.pk, bytes(snapshot.rows))
+
+
+def ranking_body(row: dict[str, Any]) -> dict[str, Any]:
+    """A snapshot row as the rankings API's row (without `ROW_EXTRAS`)."""
+    return {key: value for key, value in row.items() if key not in ROW_EXTRAS}
+
+
+def ranking_rows_of(rows: Any) -> list[RankingRow]:
+    return [RankingRow(row["board"], ranking_body(row)) for row in rows]
+
+
+def snapshot_json(snapshot: BoardSnapshot, benchmark: Benchmark) -> bytes:
+    """The snapshot as one JSON document: what it is, then its rows as they were written."""
+    head = json.dumps(
+        {**snapshot_summary(snapshot, benchmark), "metrics": snapshot.metric_keys, "rows": []},
+        **JSON_OPTIONS,
+    )
+    assert head.endswith('"rows":[]}')
+    return head[:-3].encode() + zlib.decompress(bytes(snapshot.rows)) + b"}"
+
+
+def snapshot_summary(snapshot: BoardSnapshot, benchmark: Benchmark) -> dict[str, Any]:
+    return {
+        "id": snapshot.pk,
+        "benchmark": benchmark.slug,
+        "taken_at": _iso(snapshot.taken_at),
+        "reason": snapshot.reason,
+        "description": snapshot.description,
+        "note": snapshot.note,
+        "sha256": snapshot.sha256,
+        "entries": snapshot.entries,
+    }
+
+
+def sealed_snapshots(benchmark: Benchmark) -> Any:
+    """The benchmark's written snapshots, newest first, without their contents."""
+    return (
+        BoardSnapshot.objects.filter(benchmark=benchmark, sealed_at__isnull=False)
+        .defer("csv", "rows")
+        .order_by("-taken_at", "-pk")
+    )
+
+
+def snapshot_as_of(benchmark: Benchmark, moment: datetime) -> BoardSnapshot | None:
+    """The latest written snapshot taken at or before `moment`, or None."""
+    return (
+        BoardSnapshot.objects.filter(
+            benchmark=benchmark, sealed_at__isnull=False, taken_at__lte=moment
+        )
+        .order_by("-taken_at", "-pk")
+        .first()
+    )
+
+
+def first_snapshot(benchmark: Benchmark) -> BoardSnapshot | None:
+    return sealed_snapshots(benchmark).order_by("taken_at", "pk").first()
+
+
+def pending_snapshot_benchmarks(older_than: datetime) -> list[int]:
+    """The benchmarks with a snapshot asked for before `older_than` and still not written:
+    the build that was to seal it lost its rank intervals (the board reaper queues them)."""
+    return list(
+        BoardSnapshot.objects.filter(sealed_at__isnull=True, taken_at__lt=older_than)
+        .values_list("benchmark_id", flat=True)
+        .distinct()
+    )
