@@ -79,6 +79,7 @@ from submissions.selectors import (
 )
 
 from .benchmarks import NotFoundSerializer, visible_benchmark
+from .rankings_as_of import as_of_response
 from .rankings_csv import CSVExtras, CSVRenderer, csv_body, csv_filename
 from .rankings_serializers import (
     ALL_BOARDS,
@@ -166,7 +167,7 @@ RANKINGS_ERRORS = {
 
 # The filters' parameters (the board page's search and tag, the model facts), and the tab:
 # left out of links and ETags when empty.
-FILTERS = ("q", "tag", "category", *FACT_FILTERS, *SIZE_FILTERS)
+FILTERS = ("q", "tag", "category", *FACT_FILTERS, *SIZE_FILTERS, "as_of")
 
 # What a rankings response is: a page of the JSON, every row of it as a download, or the CSV.
 JSON_PAGE, JSON_WHOLE, CSV = "json", "json-whole", "csv"
@@ -196,6 +197,12 @@ class RankingsView(APIView):
         benchmark = visible_benchmark(request, slug)
         query, metrics, category = _rankings_query(request, benchmark)
         kind = CSV if request.accepted_renderer.format == CSVRenderer.format else self.json_kind
+        if query["as_of"]:  # issue 33: a board snapshot's rows
+            shown = metrics if metrics is not None else list(benchmark.metrics.all())
+            shown = category_metrics(category, shown) if category else shown
+            canonical = _canonical_query(query, kind)
+            keys = [metric.key for metric in shown]
+            return as_of_response(request, benchmark, query, category, keys, kind, canonical)
         # The boards' stored totals: when they were computed (the ETag's) and their rows.
         summary = board_summary(benchmark)
         computed_at = summary.computed_at

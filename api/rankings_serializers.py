@@ -111,6 +111,17 @@ class RankingsQuerySerializer(serializers.Serializer):
         max_value=MAX_PARAMETERS_BILLIONS,
         help_text="Only rows whose model has at most this many billions of parameters.",
     )
+    as_of = serializers.CharField(
+        default="",
+        allow_blank=True,
+        max_length=40,
+        help_text=(
+            "An ISO 8601 date (its end, UTC) or date and time: the rows of the latest board "
+            "snapshot taken at or before that moment (issue 33), with every other parameter "
+            "applied to them; the JSON names the snapshot in `as_of`. Before the first "
+            "snapshot: 404, naming its date."
+        ),
+    )
     page = serializers.IntegerField(default=1, min_value=1, help_text="JSON only.")
     page_size = serializers.IntegerField(
         default=DEFAULT_PAGE_SIZE,
@@ -127,9 +138,11 @@ SIZE_FILTERS = ("size_min", "size_max")
 # The parameters that shape each body, in the order of the canonical links and ETags.
 JSON_QUERY = (
     "board", "sort", "direction", "q", "tag", "category", *FACT_FILTERS, *SIZE_FILTERS,
-    "page", "page_size",
+    "as_of", "page", "page_size",
 )  # fmt: skip
-CSV_QUERY = ("board", "sort", "direction", "q", "tag", "category", *FACT_FILTERS, *SIZE_FILTERS)
+CSV_QUERY = (
+    "board", "sort", "direction", "q", "tag", "category", *FACT_FILTERS, *SIZE_FILTERS, "as_of",
+)  # fmt: skip
 
 
 # --- serializers: responses (the rankings rows are built as dicts, see the module docstring) ------

@@ -13,6 +13,7 @@ from . import (  # noqa: F401
     hosted,
     rankings,
     schema,
+    snapshots,
     submitting,
 )
 
@@ -21,6 +22,7 @@ app_name = "api"
 urlpatterns = [
     path("v1/", include(benchmarks.urlpatterns)),
     path("v1/", include(rankings.urlpatterns)),
+    path("v1/", include(snapshots.urlpatterns)),
     path("v1/", include(compare.urlpatterns)),
     path("v1/", include(entries.urlpatterns)),
     path("v1/", include(submitting.urlpatterns)),

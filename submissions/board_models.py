@@ -409,6 +409,10 @@ class BoardSnapshot(models.Model):
     rows = models.BinaryField(default=b"")
     # The metric keys of the rows, in the benchmark's order when it was sealed.
     metric_keys = models.JSONField(default=list, blank=True)
+    # A digest of what the Official board showed (its rows, ranks, rank intervals, tiers and
+    # runs): a build whose Official board differs from the last snapshot's takes one, so an
+    # Official row moved by a Community entry under the global scope is recorded too.
+    official_digest = models.CharField(max_length=64, blank=True, default="")
 
     class Meta:
         ordering = ["-taken_at", "-pk"]

@@ -167,5 +167,6 @@ class SnapshotReason(models.TextChoices):
     EDITED = "edited", "An Official entry's details were corrected"
     LISTED = "listed", "An Official entry was taken off or put back"
     RATINGS = "ratings", "The ratings were recomputed"
+    RANKS = "ranks", "Official ranks moved with the Community board"
     MAINTAINER = "maintainer", "Taken by a maintainer"
     DAILY = "daily", "The Community board changed"

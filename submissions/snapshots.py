@@ -31,7 +31,7 @@ from benchmark.models import Benchmark
 
 from .board_csv import CSVExtras, csv_body
 from .board_json import JSON_OPTIONS, RankingRow, _iso, ranking_rows
-from .enums import SnapshotReason
+from .enums import BoardKind, SnapshotReason
 from .models import BoardEntry, BoardSnapshot
 
 # The Community board's snapshots: at most one per this long.
@@ -81,6 +81,7 @@ def seal_snapshots(benchmark: Benchmark, built: int) -> BoardSnapshot | None:
         ).order_by("changes", "pk")
     )
     now = timezone.now()
+    snapshot: BoardSnapshot
     if pending:
         snapshot = pending[-1]
         if len(pending) > 1:
@@ -90,25 +91,38 @@ def seal_snapshots(benchmark: Benchmark, built: int) -> BoardSnapshot | None:
             snapshot.note = "\n".join(_unique(request.note for request in pending if request.note))
             snapshot.taken_at = max(request.taken_at for request in pending)
             BoardSnapshot.objects.filter(pk__in=[request.pk for request in pending[:-1]]).delete()
-    else:
+    digest = official_digest(benchmark)
+    if not pending:
         last = (
             BoardSnapshot.objects.filter(benchmark=benchmark, sealed_at__isnull=False)
-            .order_by("-changes")
-            .values_list("changes", "taken_at")
+            .order_by("-changes", "-pk")
+            .values_list("changes", "taken_at", "official_digest")
             .first()
         )
-        if last is not None and (last[0] >= built or now - last[1] < DAILY):
+        if last is not None and last[0] >= built:
+            return None  # nothing since the last one
+        if last is not None and last[2] != digest:
+            # The Official board shows something else, though no change of its own asked:
+            # a Community entry moved its ranks (the global scope).
+            reason, description = SnapshotReason.RANKS, "The Official board's ranks moved"
+        elif last is None or now - last[1] >= DAILY:
+            reason = SnapshotReason.DAILY
+            description = (
+                "The boards after the Community board's changes"
+                if last
+                else "The boards' first snapshot"
+            )
+        else:
             return None
         snapshot = BoardSnapshot(
             benchmark=benchmark,
             taken_at=now,
-            reason=SnapshotReason.DAILY,
-            description="The boards as they were after the day's changes"
-            if last
-            else "The boards' first snapshot",
+            reason=reason,
+            description=description,
             changes=built,
         )
     content = snapshot_content(benchmark)
+    snapshot.official_digest = digest
     snapshot.sealed_at = now
     snapshot.entries = content.entries
     snapshot.sha256 = content.sha256
@@ -117,6 +131,27 @@ def seal_snapshots(benchmark: Benchmark, built: int) -> BoardSnapshot | None:
     snapshot.metric_keys = content.metric_keys
     snapshot.save()
     return snapshot
+
+
+# What an Official row shows that a Community entry can move (under the global scope): the
+# rank and everything ranked with it.
+DIGESTED = (
+    "submission_id", "evaluation_id", "position", "rank", "rank_best", "rank_worst", "tier",
+    "mean_rank", "wins", "rank_sum", "normalized_sum", "metric_ranks", "highlights",
+    "category_ranks", "judge_pending", "judged_over", "values", "intervals", "listed_at",
+)  # fmt: skip
+
+
+def official_digest(benchmark: Benchmark) -> str:
+    """The sha256 of what the Official board shows: each row's place and numbers as its
+    build and rank intervals left them (`DIGESTED`), in board order (its words are its
+    entry's, and every change of those asks for a snapshot itself)."""
+    rows = (
+        BoardEntry.objects.filter(benchmark=benchmark, board=BoardKind.OFFICIAL)
+        .order_by("position")
+        .values_list(*DIGESTED)
+    )
+    return hashlib.sha256(repr(list(rows)).encode()).hexdigest()
 
 
 def _unique(texts: Any) -> list[str]:

@@ -2,18 +2,31 @@
 
 from django.urls import path
 
-from . import owner_views, views
+from . import board_views, owner_views, views
 from .enums import BoardKind
 
 app_name = "submissions"
 
 urlpatterns = [
-    path("b/<slug:slug>/", views.board, {"board": BoardKind.OFFICIAL}, name="board"),
+    path("b/<slug:slug>/", board_views.board, {"board": BoardKind.OFFICIAL}, name="board"),
     path(
         "b/<slug:slug>/community/",
-        views.board,
+        board_views.board,
         {"board": BoardKind.COMMUNITY},
         name="community",
+    ),
+    path("b/<slug:slug>/history/", board_views.history, name="history"),
+    path(
+        "b/<slug:slug>/history/<int:pk>/",
+        board_views.snapshot_board,
+        {"board": BoardKind.OFFICIAL},
+        name="snapshot",
+    ),
+    path(
+        "b/<slug:slug>/history/<int:pk>/community/",
+        board_views.snapshot_board,
+        {"board": BoardKind.COMMUNITY},
+        name="snapshot_community",
     ),
     path("b/<slug:slug>/about/", views.about, name="about"),
     path("b/<slug:slug>/submit/", views.submit, name="submit"),

@@ -50,7 +50,7 @@ class Migration(migrations.Migration):
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
                 ('taken_at', models.DateTimeField()),
-                ('reason', models.CharField(choices=[('verified', 'An entry was verified'), ('withdrawn', 'An entry left the Official board'), ('imported', 'A published result was imported'), ('rescored', 'An Official entry was re-scored'), ('edited', "An Official entry's details were corrected"), ('listed', 'An Official entry was taken off or put back'), ('ratings', 'The ratings were recomputed'), ('maintainer', 'Taken by a maintainer'), ('daily', 'The Community board changed')], max_length=20)),
+                ('reason', models.CharField(choices=[('verified', 'An entry was verified'), ('withdrawn', 'An entry left the Official board'), ('imported', 'A published result was imported'), ('rescored', 'An Official entry was re-scored'), ('edited', "An Official entry's details were corrected"), ('listed', 'An Official entry was taken off or put back'), ('ratings', 'The ratings were recomputed'), ('ranks', 'Official ranks moved with the Community board'), ('maintainer', 'Taken by a maintainer'), ('daily', 'The Community board changed')], max_length=20)),
                 ('description', models.TextField(blank=True, default='')),
                 ('note', models.TextField(blank=True, default='')),
                 ('changes', models.PositiveBigIntegerField()),
@@ -60,12 +60,13 @@ class Migration(migrations.Migration):
                 ('csv', models.BinaryField(default=b'')),
                 ('rows', models.BinaryField(default=b'')),
                 ('metric_keys', models.JSONField(blank=True, default=list)),
+                ('official_digest', models.CharField(blank=True, default='', max_length=64)),
                 ('benchmark', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='snapshots', to='benchmark.benchmark')),
             ],
             options={
                 'ordering': ['-taken_at', '-pk'],
                 'indexes': [models.Index(fields=['benchmark', 'taken_at'], name='boardsnapshot_taken'), models.Index(condition=models.Q(('sealed_at__isnull', True)), fields=['benchmark', 'changes'], name='boardsnapshot_pending')],
-                'constraints': [models.CheckConstraint(condition=models.Q(('reason__in', ['verified', 'withdrawn', 'imported', 'rescored', 'edited', 'listed', 'ratings', 'maintainer', 'daily'])), name='boardsnapshot_reason_valid')],
+                'constraints': [models.CheckConstraint(condition=models.Q(('reason__in', ['verified', 'withdrawn', 'imported', 'rescored', 'edited', 'listed', 'ratings', 'ranks', 'maintainer', 'daily'])), name='boardsnapshot_reason_valid')],
             },
         ),
         migrations.RunPython(create_trigger, drop_trigger),

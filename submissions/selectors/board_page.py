@@ -379,6 +379,19 @@ def board_page(
     if shown is None:
         shown = _page_rows(entries, start, page_size)
     rows = [board_row(entry, metrics, category=category, facts=facts) for entry in shown]
+    return paged_rows(rows, paginator, current, sort, board_filter, category)
+
+
+def paged_rows(
+    rows: list[BoardRow],
+    paginator: Paginator,
+    current: Page,
+    sort: BoardSort,
+    board_filter: BoardFilter,
+    category: Category | None,
+) -> BoardPage:
+    """`rows` (the page `current` of `paginator`) as a `BoardPage`, with its tiers marked and
+    the links to the other pages: the live board's and a snapshot's (`snapshot_board`)."""
     # A category's ranks have no rank intervals or tiers (those are the overview's).
     rows = mark_tier_starts(rows, sort) if category is None else rows
     query = {**board_filter.params, **({"category": category.key} if category else {})}
