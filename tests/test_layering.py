@@ -5,8 +5,9 @@
 
 A module of an app imports only its own app and the apps below it; `core` and `accounts` sit
 together at the bottom (everyone may use either). A lower app that must react to a higher one
-gets a hook (`core.workers.add_reaper`, `submissions.judge_step.add_scored_listener`, ...),
-never an import. `config` (settings, URLs) is above them all and not checked.
+gets a hook (`core.workers.add_reaper`, `submissions.hooks.add_scored_listener`, the console's
+`submissions.hooks.judge_panel_reader`, ...), never an import. `config` (settings, URLs) is
+above them all and not checked.
 
 The walk reads every module's AST (tests/benchmark/scoring/test_boundary.py's
 `imported_modules`), so an import inside a function, an `if TYPE_CHECKING` block or an
@@ -42,18 +43,6 @@ LAYERS = (
     ("api",),
 )
 LEVEL = {app: level for level, apps in enumerate(LAYERS) for app in apps}
-# Known imports against the chain, each with its reason; the test fails when one is gone, so
-# the list only shrinks. The maintainers' console (`submissions.admin`) shows and reruns the
-# judge beside the entry (its docstring): loaded after every app, it creates no cycle.
-# Moving it needs a console above `judging` or a judge hook for the admin (issue 15 report).
-KNOWN_EXCEPTIONS = {
-    "submissions/admin/entries.py": {
-        "judging.selectors.can_rerun_judge",
-        "judging.selectors.judge_panel",
-        "judging.services",
-    },
-    "submissions/admin/rendering.py": {"judging.models.JudgeJob"},
-}
 
 
 def app_modules(app: str) -> list[Path]:
@@ -88,7 +77,7 @@ def test_every_app_imports_only_its_own_layer_and_below():
         if (imports := upward_imports(path, app))
     }
 
-    assert found == KNOWN_EXCEPTIONS
+    assert found == {}
 
 
 def test_the_engine_imports_none_of_its_users():
