@@ -1,13 +1,14 @@
 """The apps depend one way (house style, issue 15):
 
     api -> verifying -> hosting -> arena -> judging -> submissions -> inference -> benchmark
-    -> core (and accounts)
+    -> accounts -> core
 
-A module of an app imports only its own app and the apps below it; `core` and `accounts` sit
-together at the bottom (everyone may use either). A lower app that must react to a higher one
-gets a hook (`core.workers.add_reaper`, `submissions.hooks.add_scored_listener`, the console's
-`submissions.hooks.judge_panel_reader`, ...), never an import. `config` (settings, URLs) is
-above them all and not checked.
+A module of an app imports only its own app and the apps below it; everyone may use
+`accounts` and `core`, and `core` imports no app at all (issue 33, point 6: its audit admin
+asks the entry viewers' role through a hook `accounts` fills). A lower app that must react to
+a higher one gets a hook (`core.workers.add_reaper`, `submissions.hooks.add_scored_listener`,
+the console's `submissions.hooks.judge_panel_reader`, ...), never an import. `config`
+(settings, URLs) is above them all and not checked.
 
 The walk reads every module's AST (tests/benchmark/scoring/test_boundary.py's
 `imported_modules`), so an import inside a function, an `if TYPE_CHECKING` block or an
@@ -29,7 +30,8 @@ pytestmark = pytest.mark.unit
 REPO_ROOT = Path(__file__).resolve().parents[1]
 # Lowest first; the apps of one tuple are one layer.
 LAYERS = (
-    ("core", "accounts"),
+    ("core",),
+    ("accounts",),
     ("benchmark",),
     ("inference",),
     ("submissions",),
@@ -103,7 +105,7 @@ def test_installed_apps_list_our_apps_lowest_first():
         ("inference", "def f():\n    import verifying.models", {"verifying.models"}),
         ("inference", "import importlib\nimportlib.import_module('submissions')", {"submissions"}),
         ("inference", "from benchmark import media\nfrom core import audit", set()),
-        ("core", "from accounts.admin_access import EntryViewersOnly", set()),
+        ("core", "from accounts.roles import is_maintainer", {"accounts.roles.is_maintainer"}),
         ("accounts", "from core import audit", set()),
         ("benchmark", "from inference.client import Reply", {"inference.client.Reply"}),
         ("api", "from verifying import services", set()),

@@ -12,8 +12,8 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 
-from accounts.admin_access import EntryViewersOnly
 from accounts.roles import can_rerun_scoring, can_verify_entries
+from core.admin_access import EntryViewersOnly
 from core.exceptions import DomainError
 
 from .. import maintenance
