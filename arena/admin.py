@@ -12,7 +12,7 @@ from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
-from accounts.admin_access import EntryViewersOnly
+from core.admin_access import EntryViewersOnly
 from core.exceptions import DomainError
 
 from .enums import ACTIVE_JOB_STATES, ItemState

@@ -1,7 +1,7 @@
 from django.contrib import admin
 from django.http import HttpRequest
 
-from accounts.admin_access import EntryViewersOnly
+from core.admin_access import EntryViewersOnly
 from core.models import AuditEvent
 
 

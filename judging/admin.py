@@ -21,8 +21,8 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
-from accounts.admin_access import EntryViewersOnly
 from core import audit
+from core.admin_access import EntryViewersOnly
 from core.exceptions import DomainError
 from core.request_text import posted_text
 

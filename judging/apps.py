@@ -20,3 +20,8 @@ class JudgingConfig(AppConfig):
         hooks.judge_details_reader.set(lazy("judging.selectors.judge_details"))
         # The boards say who scored their judge columns (issue 32).
         hooks.board_judges_reader.set(lazy("judging.selectors.board_judges"))
+        # The maintainers' console shows and reruns the judge beside the entry (issue 33).
+        hooks.judge_panel_reader.set(lazy("judging.selectors.judge_panel"))
+        hooks.judge_rerun_permission.set(lazy("judging.selectors.can_rerun_judge"))
+        hooks.judge_rerun.set(lazy("judging.services.rerun_judge"))
+        hooks.entry_judge_jobs_reader.set(lazy("judging.selectors.entry_judge_jobs"))

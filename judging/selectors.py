@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
-from django.db.models import Count, OuterRef, Subquery
+from django.db.models import Count, OuterRef, QuerySet, Subquery
 from django.urls import reverse
 from django.utils import timezone
 
@@ -53,6 +53,11 @@ def can_start_judge(user: Any, submission: Submission) -> bool:
 
 def can_rerun_judge(user: Any) -> bool:
     return is_judge_maintainer(user)
+
+
+def entry_judge_jobs(submission: Submission) -> QuerySet[JudgeJob]:
+    """The judge jobs of every run of `submission` (the console's audit trail shows theirs)."""
+    return JudgeJob.objects.filter(evaluation__submission=submission)
 
 
 def can_cancel_job(user: Any, job: JudgeJob, submission: Submission) -> bool:

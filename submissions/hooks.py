@@ -63,3 +63,13 @@ rerun_evidence_check = Slot("an uploaded entry's re-run: (submission, *, force, 
 rerun_evidence_reader = Slot(
     "a verified upload's re-run, in public: (Submission) -> RerunEvidence | None"
 )
+
+# The maintainers' console (`submissions.admin`) shows and reruns the judge beside the entry,
+# step 2 included in one place; `judging` sits above this app, so it installs these
+# (`submissions.admin.judge` calls them).
+judge_panel_reader = Slot("a run's judge panel: (Evaluation | None, viewer) -> JudgePanel | None")
+judge_rerun_permission = Slot("whether a user may rerun the judge: (user) -> bool")
+judge_rerun = Slot("rerun a run's judge: (Evaluation, *, actor) -> JudgeJob")
+entry_judge_jobs_reader = Slot(
+    "an entry's judge jobs, whose audit rows its trail shows: (Submission) -> QuerySet[JudgeJob]"
+)

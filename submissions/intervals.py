@@ -43,6 +43,7 @@ from benchmark.scoring.ranking import (
 from .board_state import board_built
 from .models import BoardEntry, BoardPlacement, BoardTotals, Evaluation, RunReplicates
 from .selectors import metric_specs, ranking_entry, ranking_policy
+from .selectors.compare import Comparison
 from .snapshots import seal_snapshots
 
 logger = logging.getLogger(__name__)
@@ -401,23 +402,6 @@ def enqueue_rank_intervals(benchmark_id: int) -> None:
 
 
 # -- comparing two entries --------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Comparison:
-    """Entry a against entry b (the compare API and page): per metric the paired difference,
-    per dataset the point differences, and whether the replicates could be paired."""
-
-    a: Evaluation
-    b: Evaluation
-    metrics: dict[str, PairedDifference]
-    per_dataset: dict[str, dict[str, float | None]]
-    paired: bool
-    # Why there are no intervals, when `paired` is False ("" otherwise).
-    unpaired_reason: str
-    # metric key -> "a" | "b" | "tied" | None (no value or no interval)
-    verdicts: dict[str, str | None]
-    summary: str
 
 
 def compare_runs(benchmark: Benchmark, a: Evaluation, b: Evaluation) -> Comparison:

@@ -1,16 +1,23 @@
 """The apps depend one way (house style, issue 15):
 
     api -> verifying -> hosting -> arena -> judging -> submissions -> inference -> benchmark
-    -> core (and accounts)
+    -> accounts -> core
 
-A module of an app imports only its own app and the apps below it; `core` and `accounts` sit
-together at the bottom (everyone may use either). A lower app that must react to a higher one
-gets a hook (`core.workers.add_reaper`, `submissions.judge_step.add_scored_listener`, ...),
-never an import. `config` (settings, URLs) is above them all and not checked.
+A module of an app imports only its own app and the apps below it; everyone may use
+`accounts` and `core`, and `core` imports no app at all (issue 33, point 6: its audit admin
+asks the entry viewers' role through a hook `accounts` fills). A lower app that must react to
+a higher one gets a hook (`core.workers.add_reaper`, `submissions.hooks.add_scored_listener`,
+the console's `submissions.hooks.judge_panel_reader`, ...), never an import. `config`
+(settings, URLs) is above them all and not checked.
 
 The walk reads every module's AST (tests/benchmark/scoring/test_boundary.py's
 `imported_modules`), so an import inside a function, an `if TYPE_CHECKING` block or an
 `importlib.import_module` string counts too.
+
+Nor do two modules of the apps import each other, directly or round a longer loop (issue 33,
+point 6): a loop is what left `api.rankings_serializers` meeting a half-built `board_json` in
+a fresh process (the last test here), and only an import order that happens to work holds it
+together. The shared piece moves to a module both import instead.
 """
 
 import os
@@ -28,7 +35,8 @@ pytestmark = pytest.mark.unit
 REPO_ROOT = Path(__file__).resolve().parents[1]
 # Lowest first; the apps of one tuple are one layer.
 LAYERS = (
-    ("core", "accounts"),
+    ("core",),
+    ("accounts",),
     ("benchmark",),
     ("inference",),
     ("submissions",),
@@ -42,22 +50,64 @@ LAYERS = (
     ("api",),
 )
 LEVEL = {app: level for level, apps in enumerate(LAYERS) for app in apps}
-# Known imports against the chain, each with its reason; the test fails when one is gone, so
-# the list only shrinks. The maintainers' console (`submissions.admin`) shows and reruns the
-# judge beside the entry (its docstring): loaded after every app, it creates no cycle.
-# Moving it needs a console above `judging` or a judge hook for the admin (issue 15 report).
-KNOWN_EXCEPTIONS = {
-    "submissions/admin/entries.py": {
-        "judging.selectors.can_rerun_judge",
-        "judging.selectors.judge_panel",
-        "judging.services",
-    },
-    "submissions/admin/rendering.py": {"judging.models.JudgeJob"},
-}
-
-
+# Import circles allowed for now, each with its reason; the test fails when one is gone, so the
+# list only shrinks, and the dict goes once empty. Temporary: `api/rankings_csv.py` is being
+# moved (issue 33) by another change, which ends this circle.
 def app_modules(app: str) -> list[Path]:
     return sorted((REPO_ROOT / app).rglob("*.py"))
+
+
+def module_name(path: Path) -> str:
+    """`submissions.selectors` for submissions/selectors/__init__.py, else the dotted path."""
+    dotted = dotted_path(path)
+    return dotted.removesuffix(".__init__")
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Each module of our apps -> the modules of our apps it imports.
+
+    `from X import a` names module `X.a` when that is a module, else `X` (a is a name in it).
+    The packages above a module, which Python runs first, are not counted: a package's
+    `__init__` that imports its own modules would otherwise be a loop by construction.
+    """
+    paths = {module_name(path): path for app in LEVEL for path in app_modules(app)}
+
+    def module_of(imported: str) -> str | None:
+        parts = imported.split(".")
+        for end in range(len(parts), 0, -1):
+            if (candidate := ".".join(parts[:end])) in paths:
+                return candidate
+        return None
+
+    return {
+        name: {
+            target
+            for _, imported in imported_modules(path.read_text(encoding="utf-8"), dotted_path(path))
+            if (target := module_of(imported)) not in (None, name)
+        }
+        for name, path in paths.items()
+    }
+
+
+def circles(graph: dict[str, set[str]]) -> set[frozenset[str]]:
+    """The sets of modules that reach one another through their imports (the graph's strongly
+    connected components of more than one module). A few hundred modules: a search from each
+    is quick enough and plainer than Tarjan's."""
+    reach: dict[str, set[str]] = {}
+    for start in graph:
+        seen: set[str] = set()
+        todo = [start]
+        while todo:
+            for target in graph.get(todo.pop(), ()):
+                if target not in seen:
+                    seen.add(target)
+                    todo.append(target)
+        reach[start] = seen
+    return {
+        frozenset({start} | {other for other in reach[start] if start in reach.get(other, ())})
+        for start in graph
+        if start in reach[start]
+    }
 
 
 def upward(source: str, path: Path, app: str) -> set[str]:
@@ -88,7 +138,37 @@ def test_every_app_imports_only_its_own_layer_and_below():
         if (imports := upward_imports(path, app))
     }
 
-    assert found == KNOWN_EXCEPTIONS
+    assert found == {}
+
+
+def test_the_graph_names_modules_and_packages():
+    graph = import_graph()
+
+    assert "inference.client" in graph["inference.answering"]
+    assert "submissions.hooks" in graph["judging.apps"]
+    assert "submissions.selectors" in graph  # a package, by its own name
+
+
+@pytest.mark.parametrize(
+    ("graph", "found"),
+    [
+        ({"a": {"b"}, "b": {"c"}, "c": set()}, set()),
+        ({"a": {"b"}, "b": {"a"}}, {frozenset({"a", "b"})}),
+        ({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}, {frozenset({"a", "b", "c"})}),
+        (
+            {"a": {"b"}, "b": {"a"}, "c": {"d"}, "d": {"c", "a"}},
+            {frozenset({"a", "b"}), frozenset({"c", "d"})},
+        ),
+    ],
+)
+def test_circles_finds_every_loop_and_only_loops(graph, found):
+    assert circles(graph) == found
+
+
+def test_no_two_modules_import_each_other():
+    found = circles(import_graph())
+
+    assert found == set(), sorted(sorted(circle) for circle in found)
 
 
 def test_the_engine_imports_none_of_its_users():
@@ -114,7 +194,7 @@ def test_installed_apps_list_our_apps_lowest_first():
         ("inference", "def f():\n    import verifying.models", {"verifying.models"}),
         ("inference", "import importlib\nimportlib.import_module('submissions')", {"submissions"}),
         ("inference", "from benchmark import media\nfrom core import audit", set()),
-        ("core", "from accounts.admin_access import EntryViewersOnly", set()),
+        ("core", "from accounts.roles import is_maintainer", {"accounts.roles.is_maintainer"}),
         ("accounts", "from core import audit", set()),
         ("benchmark", "from inference.client import Reply", {"inference.client.Reply"}),
         ("api", "from verifying import services", set()),

@@ -1,6 +1,7 @@
 """A battle job's life outside the worker: its one status writer, queueing it, finishing it
-(the battles stored, the category rated), failing, cancelling and running it again, and
-reaping jobs whose worker died."""
+(the battles stored, the category rated), failing, cancelling, and reaping jobs whose worker
+died. Running a job again schedules a new one, so it lives with the scheduling
+(`schedule.rerun_battles`), which builds on this module and not the other way round."""
 
 from __future__ import annotations
 
@@ -12,12 +13,11 @@ from typing import Any
 from django.db import transaction
 
 from benchmark.scoring.battles import battle_winner
-from core import audit
-from core.exceptions import DomainError, InvalidTransition
+from core.exceptions import DomainError
 from inference import lifecycle
 from inference.settings import KindSettings
 
-from ..enums import ACTIVE_JOB_STATES, ItemState, JobStatus, Shown
+from ..enums import ItemState, JobStatus, Shown
 from ..models import Battle, BattleItem, BattleJob
 from .rating import rate_category_now
 
@@ -118,14 +118,15 @@ def fail_job(job: BattleJob, message: str) -> BattleJob:
     return locked
 
 
-def _may_manage(actor: Any) -> bool:
+def may_manage_jobs(actor: Any) -> bool:
+    """Whether `actor` may cancel a battle job or run it again (`RERUN_PERMISSION`)."""
     return bool(getattr(actor, "is_authenticated", False) and actor.has_perm(RERUN_PERMISSION))
 
 
 def cancel_job(job: BattleJob, *, actor: Any) -> BattleJob:
     """A maintainer stops a job (its worker notices at its next heartbeat): it stores no battle.
     `DomainError` without the permission; a finished job is returned as it is."""
-    if not _may_manage(actor):
+    if not may_manage_jobs(actor):
         raise DomainError("Only a maintainer may cancel battles.")
     with transaction.atomic():
         locked = BattleJob.objects.select_for_update().get(pk=job.pk)
@@ -133,30 +134,6 @@ def cancel_job(job: BattleJob, *, actor: Any) -> BattleJob:
             return locked
         set_job_status(locked, JobStatus.CANCELLED, actor=actor, message="Cancelled.")
     return locked
-
-
-def rerun_battles(job: BattleJob, *, actor: Any) -> BattleJob:
-    """A maintainer runs a finished job's battles again: a new job for the same entry and
-    category against the same opponents (those still on the boards), judging only the battles
-    not stored yet (the dropped ones, or all of a failed or cancelled job); verdicts already
-    cached cost nothing. `InvalidTransition` while the job (or another of the entry's in the
-    category) is still active; `DomainError` without the permission."""
-    # Imported here: scheduling builds on this module (its status writer and queue).
-    from .schedule import start_battles
-
-    if not _may_manage(actor):
-        raise DomainError("Only a maintainer may run battles again.")
-    if job.state in ACTIVE_JOB_STATES:
-        raise InvalidTransition(
-            f"Battle job {job.pk} is still {job.state.label.lower()}; cancel it first."
-        )
-    # The same opponents; a job that had none (it waited) chooses again.
-    opponents = [opponent["submission"] for opponent in job.opponents] or None
-    new = start_battles(
-        job.submission, job.category, actor=actor, rerun_of=job, opponents=opponents
-    )
-    audit.record("arena.job.rerun", actor=actor, target=new, rerun_of=job.pk)
-    return new
 
 
 def reap_stale_jobs(*, as_task: bool = False) -> int:

@@ -30,7 +30,7 @@ from benchmark.scoring.battles import Opponent, choose_opponents, choose_questio
 from benchmark.scoring.errors import PredictionsError
 from benchmark.selectors import TestSetFileError, load_scoring_testset
 from core import audit
-from core.exceptions import DomainError, JudgeUnavailable
+from core.exceptions import DomainError, InvalidTransition, JudgeUnavailable
 from judging.services import active_endpoint
 from submissions.models import BoardEntry, CategoryRating, Evaluation, Submission
 from submissions.selectors.files import predictions_bytes
@@ -38,7 +38,7 @@ from submissions.selectors.files import predictions_bytes
 from ..enums import ACTIVE_JOB_STATES, JobStatus, Shown
 from ..models import Battle, BattleItem, BattleJob, CategoryFit
 from ..selectors import can_battle, on_the_boards, rating_categories
-from .jobs import enqueue_job, set_job_status
+from .jobs import enqueue_job, may_manage_jobs, set_job_status
 from .rating import lock_fit, rate_category_now
 
 logger = logging.getLogger(__name__)
@@ -210,6 +210,27 @@ def start_battles(
         elif enqueue:
             transaction.on_commit(lambda: enqueue_job(job.pk))
     return job
+
+
+def rerun_battles(job: BattleJob, *, actor: Any) -> BattleJob:
+    """A maintainer runs a finished job's battles again: a new job for the same entry and
+    category against the same opponents (those still on the boards), judging only the battles
+    not stored yet (the dropped ones, or all of a failed or cancelled job); verdicts already
+    cached cost nothing. `InvalidTransition` while the job (or another of the entry's in the
+    category) is still active; `DomainError` without the permission."""
+    if not may_manage_jobs(actor):
+        raise DomainError("Only a maintainer may run battles again.")
+    if job.state in ACTIVE_JOB_STATES:
+        raise InvalidTransition(
+            f"Battle job {job.pk} is still {job.state.label.lower()}; cancel it first."
+        )
+    # The same opponents; a job that had none (it waited) chooses again.
+    opponents = [opponent["submission"] for opponent in job.opponents] or None
+    new = start_battles(
+        job.submission, job.category, actor=actor, rerun_of=job, opponents=opponents
+    )
+    audit.record("arena.job.rerun", actor=actor, target=new, rerun_of=job.pk)
+    return new
 
 
 def _pool(

@@ -55,7 +55,7 @@ INSTALLED_APPS = [
     "axes",
     # Ours, lowest layer first; imports only point down (tests/test_layering.py):
     # api -> verifying -> hosting -> arena -> judging -> submissions -> inference -> benchmark
-    # -> core (and accounts).
+    # -> accounts -> core.
     "core",
     "accounts",
     "benchmark",

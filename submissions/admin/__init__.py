@@ -11,10 +11,8 @@ the benchmark, the computed metrics, the test set a run used) and the workflow f
 read-only; only the details a board shows beside the result can be corrected, through
 `maintenance.update_entry_details`.
 
-This module reads and drives the judge (`judging` sits above this app, which otherwise never
-imports it): the console shows the whole entry, step 2 included, in one place. The admin is
-loaded after every app, so the import creates no cycle, and nothing else in `submissions`
-depends on it.
+The console shows the whole entry, step 2 included, in one place: it reads and drives the
+judge through the hooks `judging` installs (`judge.py`), as `judging` sits above this app.
 """
 
 from .entries import SubmissionAdmin

@@ -12,11 +12,9 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 
-from accounts.admin_access import EntryViewersOnly
 from accounts.roles import can_rerun_scoring, can_verify_entries
+from core.admin_access import EntryViewersOnly
 from core.exceptions import DomainError
-from judging import services as judging_services
-from judging.selectors import can_rerun_judge, judge_panel
 
 from .. import maintenance
 from ..enums import BoardKind, EvaluationStatus, VerificationStatus
@@ -31,6 +29,7 @@ from ..selectors import (
     submission_status,
 )
 from ..services import set_verification_status
+from . import judge
 from .filters import BoardFilter, LatestRunFilter, TopUnverifiedFilter
 from .forms import REASON_PAGE, MaintainerActionForm, ReasonForm, SubmissionAdminForm
 from .rendering import (
@@ -189,7 +188,7 @@ class SubmissionAdmin(EntryViewersOnly, admin.ModelAdmin):
         return can_rerun_scoring(request.user)
 
     def has_rerun_judge_permission(self, request: HttpRequest) -> bool:
-        return can_rerun_judge(request.user)
+        return judge.can_rerun_judge(request.user)
 
     def save_model(
         self, request: HttpRequest, obj: Submission, form: ModelForm, change: bool
@@ -379,7 +378,7 @@ class SubmissionAdmin(EntryViewersOnly, admin.ModelAdmin):
     @admin.display(description="LLM judge")
     def judge_progress(self, submission: Submission) -> str:
         evaluation = self._status(submission).evaluation
-        panel = judge_panel(evaluation, None)
+        panel = judge.judge_panel(evaluation)
         if panel is not None and panel.before_scores:
             return panel.message
         if panel is None or not panel.shown:
@@ -491,7 +490,7 @@ class SubmissionAdmin(EntryViewersOnly, admin.ModelAdmin):
                 refused.append(f"{submission.model_name}: it has no run")
                 continue
             try:
-                job = judging_services.rerun_judge(evaluation, actor=request.user)
+                job = judge.rerun_judge(evaluation, actor=request.user)
             except DomainError as error:
                 refused.append(f"{submission.model_name}: {error}")
             else:

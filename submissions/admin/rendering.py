@@ -12,29 +12,27 @@ from django.utils.safestring import SafeString
 
 from core.models import AuditEvent
 from core.request_text import posted_text
-from judging.models import JudgeJob
 
 from ..models import Evaluation, Submission
 from ..selectors import metric_value
+from .judge import entry_judge_jobs
 
 # --- reading and rendering helpers ----------------------------------------------------------------
 
 
 def entry_audit_trail(submission: Submission) -> QuerySet[AuditEvent]:
     """The audit rows about an entry, its runs and their judge jobs, newest first."""
-    types = ContentType.objects.get_for_models(Submission, Evaluation, JudgeJob)
+    judge_jobs = entry_judge_jobs(submission)
+    models = [Submission, Evaluation] + ([judge_jobs.model] if judge_jobs is not None else [])
+    types = ContentType.objects.get_for_models(*models)
     runs = [str(pk) for pk in submission.evaluations.values_list("pk", flat=True)]
-    jobs = [
-        str(pk)
-        for pk in JudgeJob.objects.filter(evaluation__submission=submission).values_list(
-            "pk", flat=True
-        )
-    ]
-    return AuditEvent.objects.filter(
-        Q(content_type=types[Submission], object_id=str(submission.pk))
-        | Q(content_type=types[Evaluation], object_id__in=runs)
-        | Q(content_type=types[JudgeJob], object_id__in=jobs)
-    ).select_related("actor")
+    about = Q(content_type=types[Submission], object_id=str(submission.pk)) | Q(
+        content_type=types[Evaluation], object_id__in=runs
+    )
+    if judge_jobs is not None:
+        jobs = [str(pk) for pk in judge_jobs.values_list("pk", flat=True)]
+        about |= Q(content_type=types[judge_jobs.model], object_id__in=jobs)
+    return AuditEvent.objects.filter(about).select_related("actor")
 
 
 def action_note(request: HttpRequest) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.contrib import admin
 from django.http import HttpRequest
 
-from accounts.admin_access import EntryViewersOnly
+from core.admin_access import EntryViewersOnly
 
 from ..models import Evaluation
 

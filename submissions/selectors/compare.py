@@ -9,19 +9,17 @@ may see all entries (`accounts.roles.can_view_all_entries`: maintainers and supe
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from django.db.models import OuterRef, Q, Subquery
 
 from accounts.roles import can_view_all_entries
 from benchmark.models import Benchmark, Metric
+from benchmark.scoring.bootstrap import PairedDifference
 
 from ..enums import STATES_WITH_SCORES, BoardKind
 from ..models import Evaluation, Submission
 from .entries import group_order, metric_value
-
-if TYPE_CHECKING:  # `intervals` imports the selectors: at run time this would be a cycle
-    from ..intervals import Comparison
 
 
 @dataclass(frozen=True)
@@ -106,6 +104,27 @@ def comparable_runs(entries: list[ComparableEntry], *ids: int) -> list[Evaluatio
 
 
 @dataclass(frozen=True)
+class Comparison:
+    """Entry a against entry b (the compare API and page): per metric the paired difference,
+    per dataset the point differences, and whether the replicates could be paired.
+
+    `submissions.intervals.compare_runs` makes it; it lives here, below `intervals`, because
+    the lines below read it and `intervals` imports the selectors (issue 33: no import
+    circle)."""
+
+    a: Evaluation
+    b: Evaluation
+    metrics: dict[str, PairedDifference]
+    per_dataset: dict[str, dict[str, float | None]]
+    paired: bool
+    # Why there are no intervals, when `paired` is False ("" otherwise).
+    unpaired_reason: str
+    # metric key -> "a" | "b" | "tied" | None (no value or no interval)
+    verdicts: dict[str, str | None]
+    summary: str
+
+
+@dataclass(frozen=True)
 class CompareLine:
     """One metric of the comparison: both values, a - b with its interval and p-value, and
     which is better. Texts are formatted at the metric's decimals (the difference at one more,
@@ -146,9 +165,8 @@ def _signed(value: Any, decimals: int) -> str:
 
 
 def compare_lines(comparison: Comparison, metrics: list[Metric]) -> list[CompareLine]:
-    """The per-metric lines of a `submissions.intervals.Comparison`, in the benchmark's
-    metric order. A metric without a value on one side says "pending" for a judge metric not
-    judged yet, else "—"."""
+    """The per-metric lines of a `Comparison`, in the benchmark's metric order. A metric
+    without a value on one side says "pending" for a judge metric not judged yet, else "—"."""
     metrics_a = comparison.a.metrics or {}
     metrics_b = comparison.b.metrics or {}
     names = {"a": comparison.a.submission.model_name, "b": comparison.b.submission.model_name}

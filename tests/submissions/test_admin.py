@@ -5,6 +5,7 @@ an entry is verified or withdrawn; the change page (full-precision metrics, per-
 format report, audit trail) and its read-only provenance; the filters and the list's queries."""
 
 import re
+from contextlib import contextmanager
 from datetime import UTC, datetime
 
 import pytest
@@ -16,8 +17,9 @@ from accounts import roles
 from benchmark.selectors import active_testset
 from benchmark.services import ensure_plugin_benchmark
 from core.models import AuditEvent
+from judging import services as judging_services
 from judging.models import JudgeJob
-from submissions import services
+from submissions import hooks, services
 from submissions.enums import BoardKind, EvaluationStatus, VerificationStatus
 from submissions.models import BoardEntry, Evaluation, Submission
 from tests.accounts.factories import UserFactory
@@ -475,6 +477,47 @@ def test_rerun_the_judge_starts_a_job_requested_by_the_maintainer(
         "judging.job.created",
     ]
     assert [action for action in trail if f"<td>{action}</td>" not in page] == []
+
+
+@contextmanager
+def without_the_judge():
+    """The console as it is when `judging` installs none of its hooks (emptied, put back
+    after)."""
+    slots = [
+        hooks.judge_panel_reader,
+        hooks.judge_rerun_permission,
+        hooks.judge_rerun,
+        hooks.entry_judge_jobs_reader,
+    ]
+    installed = [slot.callback for slot in slots]
+    for slot in slots:
+        slot.set(None)
+    try:
+        yield
+    finally:
+        for slot, callback in zip(slots, installed, strict=True):
+            slot.set(callback)
+
+
+def test_the_console_reaches_the_judge_only_through_the_hooks_judging_installs(
+    as_maintainer, scored_run
+):
+    # `submissions` imports nothing of `judging` (issue 33): without its hooks the console
+    # still opens, with no judge step, no rerun and no judge job in the trail.
+    submission = scored_run.submission
+    job = judging_services.start_judge(scored_run, enqueue=False)
+    page = f"{LIST}{submission.pk}/change/"
+
+    with without_the_judge():
+        bare = as_maintainer.get(page).content.decode()
+        offered = as_maintainer.get(LIST).context["action_form"].fields["action"].choices
+    hooked = as_maintainer.get(page).content.decode()
+
+    assert "No judge step for this run." in bare
+    assert "<td>judging.job.created</td>" not in bare
+    assert "rerun_judge" not in [value for value, _ in offered]
+    assert f'<a href="/admin/judging/judgejob/{job.pk}/change/">Judge job {job.pk}</a>' in hooked
+    assert "<td>judging.job.created</td>" in hooked
 
 
 def test_a_queued_run_is_said_to_wait_for_its_scores_before_the_judge(

@@ -7,6 +7,10 @@ would read every entry there while the site and the API refused them. Mixed into
 that shows entries or their records (entries, runs, judge jobs, verdicts, the audit trail), this
 makes the admin ask the same predicate first: the model permissions still apply on top of it
 (a maintainer has exactly the role's), but they no longer suffice on their own.
+
+It lives in `core`, whose audit trail is such an admin, and `core` sits below `accounts`: so
+`accounts` installs its predicate here from its `ready()` (`entry_viewer_check`). Until it
+does, nobody may see these admins: a forgotten hook closes them rather than opening them.
 """
 
 from __future__ import annotations
@@ -16,22 +20,30 @@ from typing import Any
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from .roles import can_view_all_entries
+from .hooks import Slot
+
+entry_viewer_check = Slot("may see other people's entries: (user) -> bool")
+
+
+def _may_view_all_entries(user: Any) -> bool:
+    """`accounts.roles.can_view_all_entries`, as installed; False while it is not."""
+    check = entry_viewer_check.callback
+    return check is not None and bool(check(user))
 
 
 class EntryViewersOnly:
     """For a ``ModelAdmin`` over other people's entries: nothing of it (its index entry, list,
-    pages, actions) for someone `can_view_all_entries` refuses."""
+    pages, actions) for someone `accounts.roles.can_view_all_entries` refuses."""
 
     def has_module_permission(self, request: HttpRequest) -> bool:
-        return can_view_all_entries(request.user) and super().has_module_permission(request)
+        return _may_view_all_entries(request.user) and super().has_module_permission(request)
 
     def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return can_view_all_entries(request.user) and super().has_view_permission(request, obj)
+        return _may_view_all_entries(request.user) and super().has_view_permission(request, obj)
 
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return can_view_all_entries(request.user) and super().has_change_permission(request, obj)
+        return _may_view_all_entries(request.user) and super().has_change_permission(request, obj)
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
         queryset = super().get_queryset(request)
-        return queryset if can_view_all_entries(request.user) else queryset.none()
+        return queryset if _may_view_all_entries(request.user) else queryset.none()
