@@ -145,7 +145,7 @@ def differences(then, live):
     """Where the two states' Official rows differ: (row, field, as of, live)."""
     return [
         (index, key, old.get(key), new.get(key))
-        for index, (old, new) in enumerate(zip(then["official"], live["official"]))
+        for index, (old, new) in enumerate(zip(then["official"], live["official"], strict=False))
         for key in new
         if old.get(key) != new.get(key)
     ] or (len(then["official"]), len(live["official"]))
