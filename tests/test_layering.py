@@ -50,6 +50,8 @@ LAYERS = (
     ("api",),
 )
 LEVEL = {app: level for level, apps in enumerate(LAYERS) for app in apps}
+
+
 # Import circles allowed for now, each with its reason; the test fails when one is gone, so the
 # list only shrinks, and the dict goes once empty. Temporary: `api/rankings_csv.py` is being
 # moved (issue 33) by another change, which ends this circle.
