@@ -6,7 +6,7 @@ rebuilds a board whose refresh was lost."""
 from __future__ import annotations
 
 import logging
-from datetime import timedelta
+from datetime import datetime, timedelta
 from functools import partial
 
 from django.conf import settings
@@ -24,8 +24,9 @@ from .boards import (
     rebuild_board,
     recompute_board,
 )
-from .models import BoardChanges
-from .snapshots import SnapshotRequest, request_snapshot
+from .intervals import enqueue_rank_intervals
+from .models import BoardChanges, BoardSnapshot
+from .snapshots import SnapshotRequest, pending_snapshot_benchmarks, request_snapshot
 
 logger = logging.getLogger(__name__)
 
@@ -129,6 +130,7 @@ def reap_stale_boards() -> int:
         .filter(Q(changed_at__lt=cutoff) | Q(built_at__isnull=True) | Q(built_at__lt=cutoff))
         .select_related("benchmark")
     )
+    _reap_unwritten_snapshots(cutoff)
     rebuilt = 0
     for found in stale:
         if rebuild_board(found.benchmark, unless_built=found.total, wait=False):
@@ -148,3 +150,22 @@ def reap_stale_boards() -> int:
                 else "its last change is recent: its refresh may have been under way",
             )
     return rebuilt
+
+
+def _reap_unwritten_snapshots(cutoff: datetime) -> None:
+    """Queue the rank intervals again, forced, for each benchmark with a snapshot asked for
+    before `cutoff`, included in its board's build, and still not written (issue 33): the
+    intervals task that was to write it was lost. A snapshot whose build is behind waits for
+    the rebuild the loop above makes."""
+    for benchmark_id in pending_snapshot_benchmarks(cutoff):
+        if BoardSnapshot.objects.filter(
+            benchmark_id=benchmark_id,
+            sealed_at__isnull=True,
+            taken_at__lt=cutoff,
+            changes__lte=board_built(benchmark_id),
+        ).exists():
+            logger.warning(
+                "a snapshot of benchmark %s was never written; queued its rank intervals again",
+                benchmark_id,
+            )
+            enqueue_rank_intervals(benchmark_id, force=True)

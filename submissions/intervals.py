@@ -281,6 +281,9 @@ def compute_rank_intervals(benchmark: Benchmark, *, force: bool = False) -> int:
         )
     )  # fmt: skip
     if not records:
+        with transaction.atomic():  # an empty board is whole: its snapshots are written
+            Benchmark.objects.select_for_update().filter(pk=benchmark.pk).exists()
+            seal_snapshots(benchmark, board_built(benchmark.pk))
         return 0
     metrics = list(benchmark.metrics.all())
     keys = [metric.key for metric in metrics]
@@ -394,11 +397,16 @@ def _write_rank_intervals(rows: list[tuple[Any, ...]]) -> None:
         cursor.executemany(statement, rows)
 
 
-def enqueue_rank_intervals(benchmark_id: int) -> None:
+def enqueue_rank_intervals(benchmark_id: int, *, force: bool = False) -> None:
     # Imported here, as in enqueue_scoring: django_q reads its settings at import.
     from django_q.tasks import async_task
 
-    async_task("submissions.tasks.task_rank_intervals", benchmark_id, q_options={"group": "boards"})
+    async_task(
+        "submissions.tasks.task_rank_intervals",
+        benchmark_id,
+        force,
+        q_options={"group": "boards"},
+    )
 
 
 # -- comparing two entries --------------------------------------------------------------------

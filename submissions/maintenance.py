@@ -11,10 +11,12 @@ from typing import Any
 
 from django.db import transaction
 
+from benchmark.models import Benchmark
 from benchmark.selectors import active_testset
 from core import audit, private_files
-from core.exceptions import InvalidTransition
+from core.exceptions import DomainError, InvalidTransition
 
+from .board_state import board_changes
 from .enums import EvaluationStatus, SnapshotReason, VerificationStatus
 from .models import Evaluation, Submission
 from .names import clean_names
@@ -124,3 +126,20 @@ def update_entry_details(submission: Submission, *, actor: Any, **changes: Any) 
                 else None,
             )
     return submission
+
+
+def take_snapshot(benchmark: Benchmark, *, actor: Any, note: str) -> int:
+    """A maintainer's snapshot of the benchmark's boards (issue 33), with the `note` saying
+    why (required: a snapshot someone asked for is cited for a reason). Asked for in this
+    transaction like a change's (`schedule_board_refresh`): the board is rebuilt on commit and
+    the build writes the snapshot once its rank intervals are in. Audited as
+    `submissions.snapshot.requested`. Returns the board change it is written after."""
+    note = note.strip()
+    if not note:
+        raise DomainError("Say why the snapshot is taken: the note is shown with it.")
+    with transaction.atomic():
+        schedule_board_refresh(
+            benchmark.pk, SnapshotRequest(SnapshotReason.MAINTAINER, "Taken by a maintainer", note)
+        )
+        audit.record("submissions.snapshot.requested", actor=actor, target=benchmark, note=note)
+        return board_changes(benchmark.pk)

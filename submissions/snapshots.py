@@ -91,6 +91,8 @@ def seal_snapshots(benchmark: Benchmark, built: int) -> BoardSnapshot | None:
             snapshot.note = "\n".join(_unique(request.note for request in pending if request.note))
             snapshot.taken_at = max(request.taken_at for request in pending)
             BoardSnapshot.objects.filter(pk__in=[request.pk for request in pending[:-1]]).delete()
+    if not pending and built == 0:
+        return None  # a board never built: nothing has been published
     digest = official_digest(benchmark)
     if not pending:
         last = (

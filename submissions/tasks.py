@@ -37,14 +37,15 @@ def task_recompute_board(benchmark_id: int, changes: int | None = None) -> int:
     return services.recompute_board(benchmark, unless_built=changes).count()
 
 
-def task_rank_intervals(benchmark_id: int) -> int:
-    """The board's rank intervals and tiers, queued by every recompute (issue 12). Returns
+def task_rank_intervals(benchmark_id: int, force: bool = False) -> int:
+    """The board's rank intervals and tiers, queued by every recompute (issue 12), and with
+    `force` by the board reaper for a snapshot whose build lost them (issue 33). Returns
     the number of rows written: 0 when the board changed meanwhile (the newer recompute
     queued its own) or already has them."""
     benchmark = Benchmark.objects.filter(pk=benchmark_id).first()
     if benchmark is None:
         return -1
-    return intervals.compute_rank_intervals(benchmark)
+    return intervals.compute_rank_intervals(benchmark, force=force)
 
 
 def task_write_board_json(benchmark_id: int) -> int:

@@ -17,5 +17,6 @@ judge through the hooks `judging` installs (`judge.py`), as `judging` sits above
 
 from .entries import SubmissionAdmin
 from .runs import EvaluationAdmin
+from .snapshots import BoardSnapshotAdmin
 
-__all__ = ["EvaluationAdmin", "SubmissionAdmin"]
+__all__ = ["BoardSnapshotAdmin", "EvaluationAdmin", "SubmissionAdmin"]

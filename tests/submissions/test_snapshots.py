@@ -161,3 +161,89 @@ def test_a_request_waits_for_the_build_that_includes_it(medvidbench):
     assert request.sealed_at is None
     assert seal_snapshots(medvidbench, 5).pk == request.pk
     assert board_built(medvidbench.pk) == 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_maintainer_takes_a_snapshot_with_a_note_from_the_command(medvidbench):
+    """Run as a maintainer runs it: outside any transaction, so the board's rebuild follows
+    the request's commit at once, and `--wait` writes the rank intervals and the snapshot."""
+    from io import StringIO
+
+    from django.core.management import CommandError, call_command
+
+    with pytest.raises(CommandError, match="Say why"):
+        call_command("snapshot_board", "--benchmark", "medvidbench", "--note", "  ")
+    assert not BoardSnapshot.objects.exists()
+
+    scored_entry(medvidbench, "A", {"CVS_acc": 0.5})
+    out = StringIO()
+    call_command(
+        "snapshot_board", "--benchmark", "medvidbench", "--note", "Before the deadline",
+        "--wait", stdout=out,
+    )  # fmt: skip
+
+    [snapshot] = sealed(medvidbench)
+    assert (snapshot.reason, snapshot.note) == ("maintainer", "Before the deadline")
+    assert f"Snapshot {snapshot.pk} of MedVidBench" in out.getvalue()
+    from core.models import AuditEvent
+
+    assert AuditEvent.objects.filter(action="submissions.snapshot.requested").count() == 1
+
+
+def test_the_console_takes_a_snapshot_for_a_maintainer_only(
+    medvidbench, django_capture_on_commit_callbacks
+):
+    from django.test import Client
+    from django.urls import reverse
+
+    from tests.accounts.factories import UserFactory
+
+    url = reverse("admin:submissions_boardsnapshot_take")
+    staff = Client()
+    staff.force_login(UserFactory(is_staff=True))
+    assert staff.post(url, {"benchmark": medvidbench.pk, "note": "x"}).status_code == 403
+
+    client = Client()
+    client.force_login(maintainer_user())
+    refused = client.post(url, {"benchmark": medvidbench.pk, "note": ""})
+    assert refused.status_code == 200
+    assert "This field is required." in refused.content.decode()
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(url, {"benchmark": medvidbench.pk, "note": "For the paper"})
+    assert response.status_code == 302
+    [snapshot] = sealed(medvidbench)  # an empty board: no rank intervals to wait for
+    assert snapshot.note == "For the paper"
+    listing = client.get(reverse("admin:submissions_boardsnapshot_changelist"))
+    assert "Take a snapshot" in listing.content.decode()
+    assert snapshot.sha256[:16] in listing.content.decode()
+
+
+def test_the_reaper_queues_the_intervals_again_for_a_snapshot_never_written(
+    medvidbench, django_capture_on_commit_callbacks, monkeypatch
+):
+    from submissions import board_refresh
+
+    queued = []
+    monkeypatch.setattr(
+        board_refresh, "enqueue_rank_intervals", lambda pk, force: queued.append((pk, force))
+    )
+    scored_entry(medvidbench, "A", {"CVS_acc": 0.5})
+    with django_capture_on_commit_callbacks(execute=True):
+        request = take_snapshot_request(medvidbench)
+    assert BoardSnapshot.objects.get(pk=request).sealed_at is None  # its intervals were lost
+
+    assert board_refresh.reap_stale_boards() == 0
+    assert queued == []  # too young
+    later = timezone.now() + timedelta(minutes=10)
+    monkeypatch.setattr(timezone, "now", lambda: later)
+    board_refresh.reap_stale_boards()
+    assert queued == [(medvidbench.pk, True)]
+    compute_rank_intervals(medvidbench, force=True)  # what the queued task does
+    assert BoardSnapshot.objects.get(pk=request).sealed_at is not None
+
+
+def take_snapshot_request(benchmark):
+    from submissions.maintenance import take_snapshot
+
+    take_snapshot(benchmark, actor=None, note="a test")
+    return BoardSnapshot.objects.get(sealed_at__isnull=True).pk
