@@ -254,6 +254,15 @@ class RankingRowSerializer(serializers.Serializer):
     )
 
 
+class AsOfSerializer(serializers.Serializer):
+    """The snapshot an `?as_of=` page is read from (issue 33)."""
+
+    id = serializers.IntegerField()
+    taken_at = serializers.DateTimeField()
+    sha256 = serializers.CharField(help_text="The sha256 of the snapshot's CSV")
+    url = serializers.URLField(help_text="The snapshot's board page")
+
+
 class RankingPageSerializer(serializers.Serializer):
     benchmark = serializers.CharField(help_text="The benchmark's slug")
     board = serializers.CharField()
@@ -266,6 +275,9 @@ class RankingPageSerializer(serializers.Serializer):
     )
     metrics = serializers.ListField(
         child=serializers.CharField(), help_text="Column order (a category's columns on its tab)"
+    )
+    as_of = AsOfSerializer(
+        required=False, help_text="With `?as_of=` only: the snapshot the rows are read from"
     )
     results = RankingRowSerializer(many=True)
 

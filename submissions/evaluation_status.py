@@ -87,7 +87,9 @@ def _official_change(
     submission = evaluation.submission
     if submission.verification_status != VerificationStatus.VERIFIED:
         return None
-    version = f"test set v{evaluation.test_set.version}"
+    version = (
+        f"test set v{evaluation.test_set.version}" if evaluation.test_set_id else "no test set"
+    )
     if submission.source == SubmissionSource.IMPORTED and not current.has_scores:
         return SnapshotRequest(
             SnapshotReason.IMPORTED, f"{submission.model_name!r} imported ({version})"
