@@ -26,12 +26,8 @@ from submissions.board_json import JSON_OPTIONS, RankingRow, _iso
 from submissions.enums import BoardKind
 from submissions.models import BoardSnapshot
 from submissions.selectors import BoardSort, parse_board_filter
-from submissions.snapshot_board import (
-    parse_as_of,
-    snapshot_filtered,
-    snapshot_sorted,
-)
-from submissions.snapshots import first_snapshot, ranking_body, snapshot_as_of, snapshot_rows
+from submissions.snapshot_board import parse_as_of, snapshot_selection
+from submissions.snapshots import decoded_snapshot, first_snapshot, ranking_body, snapshot_as_of
 
 ALL_BOARDS = "all"
 
@@ -54,22 +50,24 @@ def snapshot_for(benchmark: Benchmark, raw: str) -> BoardSnapshot:
     return snapshot
 
 
-def as_of_rows(
-    benchmark: Benchmark,
-    snapshot: BoardSnapshot,
-    query: dict[str, Any],
-    category: Category | None,
-    shown_keys: list[str],
-) -> list[RankingRow]:
-    """The snapshot's rows the parameters select, in their order, as rankings rows (a
-    category's with its columns and `category_rank`)."""
+def as_of_selection(
+    benchmark: Benchmark, snapshot: BoardSnapshot, query: dict[str, Any], category: Category | None
+) -> list[dict[str, Any]]:
+    """The snapshot's rows the parameters select, in their order (kept with the snapshot:
+    a page of 100,000 rows filters and sorts none once asked). Shared: not to be changed."""
     board_filter = parse_board_filter(query["q"], query["tag"], query, asked=benchmark.fact_keys)
     boards = BoardKind.values if query["board"] == ALL_BOARDS else [query["board"]]
     sort = BoardSort(query["sort"], descending=query["direction"] == "desc")
     key = category.key if category else ""
-    selected = snapshot_sorted(
-        snapshot_filtered(snapshot_rows(snapshot), boards, board_filter), sort, key
-    )
+    return snapshot_selection(decoded_snapshot(snapshot), boards, board_filter, sort, key)
+
+
+def as_of_rows(
+    selected: list[dict[str, Any]], category: Category | None, shown_keys: list[str]
+) -> list[RankingRow]:
+    """`selected` (snapshot rows) as rankings rows (a category's with its columns and
+    `category_rank`)."""
+    key = category.key if category else ""
     rows = []
     for row in selected:
         body = ranking_body(row)
@@ -101,8 +99,9 @@ def as_of_response(
     if not_modified is not None:
         response = not_modified
     else:
-        rows = as_of_rows(benchmark, snapshot, query, category, keys)
+        selected = as_of_selection(benchmark, snapshot, query, category)
         if kind == "csv":
+            rows = as_of_rows(selected, category, keys)
             extra = CSVExtras(
                 category=category is not None,
                 ratings=[key for key in keys if _is_rating(rows, key)],
@@ -113,8 +112,8 @@ def as_of_response(
             )
         else:
             link_base = request.build_absolute_uri(request.path)
-            body = _page(benchmark, snapshot, rows, keys, query, canonical, link_base, request,
-                         whole=kind == "json-whole")  # fmt: skip
+            body = _page(benchmark, snapshot, selected, category, keys, query, canonical,
+                         link_base, request, whole=kind == "json-whole")  # fmt: skip
             response = HttpResponse(body, content_type="application/json")
         if kind != "json":
             extension = "csv" if kind == "csv" else "json"
@@ -134,7 +133,8 @@ def _is_rating(rows: list[RankingRow], key: str) -> bool:
 def _page(
     benchmark: Benchmark,
     snapshot: BoardSnapshot,
-    rows: list[RankingRow],
+    selected: list[dict[str, Any]],
+    category: Category | None,
     keys: list[str],
     query: dict[str, Any],
     canonical: dict[str, Any],
@@ -143,7 +143,7 @@ def _page(
     *,
     whole: bool,
 ) -> bytes:
-    count = len(rows)
+    count = len(selected)
     number, size = query["page"], query["page_size"]
     if whole:
         number, size = 1, max(1, count)
@@ -172,6 +172,7 @@ def _page(
                 reverse("submissions:snapshot", args=[benchmark.slug, snapshot.pk])
             ),
         },
-        "results": [row.body for row in rows[start : start + size]],
+        # Only the page's rows made rankings rows.
+        "results": [row.body for row in as_of_rows(selected[start : start + size], category, keys)],
     }
     return json.dumps(page, **JSON_OPTIONS).encode()

@@ -33,11 +33,17 @@ from .ratings import rating_tab
 from .snapshot_board import (
     parse_as_of,
     snapshot_board_row,
-    snapshot_board_summary,
-    snapshot_filtered,
-    snapshot_sorted,
+    snapshot_chart_rows,
+    snapshot_selection,
+    snapshot_summary_of,
 )
-from .snapshots import first_snapshot, sealed_snapshots, snapshot_as_of, snapshot_rows
+from .snapshots import (
+    DecodedSnapshot,
+    decoded_snapshot,
+    first_snapshot,
+    sealed_snapshots,
+    snapshot_as_of,
+)
 from .views import _official_how, _visible_benchmark
 
 
@@ -159,11 +165,11 @@ def board_context(
         columns=request.GET.getlist("columns"),
         known_columns=[key for key, _ in choosable],
     )
-    rows = snapshot_rows(snapshot) if snapshot is not None else None
+    decoded = decoded_snapshot(snapshot) if snapshot is not None else None
     summary = (
         selectors.board_summary(benchmark)
-        if rows is None
-        else snapshot_board_summary(rows, metrics, snapshot.taken_at)
+        if decoded is None
+        else snapshot_summary_of(decoded, metrics, snapshot.taken_at)
     )
     # Issue 32: which columns show. By default every one some row of this board fills (a
     # metric with no value on any row, the Team column when no row names one, are hidden);
@@ -187,7 +193,7 @@ def board_context(
         summary,
         category,
         fixed=frozenset(shown & set(selectors.OPTIONAL_FIXED_COLUMNS)),
-        snapshot=(snapshot, rows) if snapshot is not None else None,
+        snapshot=(snapshot, decoded) if decoded is not None else None,
     )
     context = {
         "benchmark": benchmark,
@@ -290,15 +296,15 @@ def _board_parts(
     summary: selectors.BoardSummary,
     category: Category | None = None,
     fixed: frozenset[str] = selectors.OPTIONAL_FIXED_COLUMNS,
-    snapshot: tuple[BoardSnapshot, tuple[dict, ...]] | None = None,
+    snapshot: tuple[BoardSnapshot, DecodedSnapshot] | None = None,
 ) -> tuple[SafeString, SafeString]:
     """The table's (with its pagination) and the rank-interval chart's HTML, cached per board,
     sort, tag, page and recompute: the same for every viewer, and they only change when
     `recompute_board` or `compute_rank_intervals` runs (both move `computed_at`, hence the
     key). A search is not cached (its text is the searcher's; it reads one page anyway). A
     cache hit costs no query beyond the page's three; a miss reads the page's rows in one,
-    plus a count and the interval state. A snapshot's (`snapshot`: it and its rows) is keyed
-    by the snapshot, which never changes."""
+    plus a count and the interval state. A snapshot's (`snapshot`: it and its decoded rows)
+    is keyed by the snapshot, which never changes."""
     key = None
     if (
         summary.computed_at is not None
@@ -409,7 +415,7 @@ def _board_parts(
 
 
 def _snapshot_page(
-    rows: tuple[dict, ...],
+    snapshot: DecodedSnapshot,
     board: BoardKind,
     sort: selectors.BoardSort,
     board_filter: selectors.BoardFilter,
@@ -419,9 +425,10 @@ def _snapshot_page(
     facts: list[str],
 ) -> selectors.BoardPage:
     """A page of a snapshot's board: its rows the filter selects, in the sort's order
-    (`snapshot_board`), printed by the live board's own `board_row`."""
-    selected = snapshot_sorted(
-        snapshot_filtered(rows, [board], board_filter), sort, category.key if category else ""
+    (`snapshot_board`, kept with the snapshot), printed by the live board's own `board_row`:
+    only the page's rows are."""
+    selected = snapshot_selection(
+        snapshot, [board], board_filter, sort, category.key if category else ""
     )
     paginator = Paginator(selected, settings.PODIUM_BOARD_PAGE_SIZE)
     current = paginator.get_page(page)
@@ -433,10 +440,10 @@ def _snapshot_page(
 
 
 def _snapshot_chart_entries(
-    rows: tuple[dict, ...], board: BoardKind, board_filter: selectors.BoardFilter
+    snapshot: DecodedSnapshot, board: BoardKind, board_filter: selectors.BoardFilter
 ) -> list[ChartEntry]:
     """The chart's rows: the first the filter selects in rank order (`board_chart_entries`)."""
-    first = snapshot_filtered(rows, [board], board_filter)[: selectors.RANK_CHART_ROWS]
+    first = snapshot_chart_rows(snapshot, board, board_filter, selectors.RANK_CHART_ROWS)
     return [
         ChartEntry(
             label=row["model"],
@@ -446,5 +453,5 @@ def _snapshot_chart_entries(
             tier=row["tier"],
             key=row["submission_id"],
         )
-        for row in sorted(first, key=lambda row: row["position"])
+        for row in first
     ]

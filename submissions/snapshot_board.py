@@ -26,6 +26,7 @@ from .selectors import (
     BoardSummary,
     board_row,
 )
+from .snapshots import DecodedSnapshot
 
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
@@ -254,4 +255,57 @@ def snapshot_board_summary(
         first_ranks=first_ranks,
         filled_metrics=filled,
         teams=teams,
+    )
+
+
+# --- kept per snapshot ------------------------------------------------------------------------
+# What the pages and the rankings ask of a snapshot's rows, derived once per question and kept
+# with its decoded rows (`snapshots.DecodedSnapshot`): a sealed snapshot never changes.
+
+
+def _filter_key(board_filter: BoardFilter) -> tuple[Any, ...]:
+    # What selects rows (not the columns shown, nor the notes of what was ignored).
+    return (board_filter.text, board_filter.tag, board_filter.facts, board_filter.size)
+
+
+def snapshot_selection(
+    snapshot: DecodedSnapshot,
+    boards: Sequence[str],
+    board_filter: BoardFilter,
+    sort: BoardSort,
+    category: str = "",
+) -> list[dict[str, Any]]:
+    """The rows of `boards` the filter selects in the sort's order (`snapshot_filtered`, then
+    `snapshot_sorted`), kept with the snapshot. Shared: not to be changed."""
+    key = ("selection", tuple(boards), _filter_key(board_filter), sort, category)
+    return snapshot.derived(
+        key,
+        lambda: snapshot_sorted(
+            snapshot_filtered(snapshot.rows, boards, board_filter), sort, category
+        ),
+    )
+
+
+def snapshot_chart_rows(
+    snapshot: DecodedSnapshot, board: str, board_filter: BoardFilter, count: int
+) -> list[dict[str, Any]]:
+    """The first `count` rows of `board` the filter selects, in board order (the chart's,
+    `board_chart_entries`), kept with the snapshot."""
+    key = ("chart", board, _filter_key(board_filter), count)
+
+    def first() -> list[dict[str, Any]]:
+        found = snapshot_filtered(snapshot.rows, [board], board_filter)[:count]
+        return sorted(found, key=lambda row: row["position"])
+
+    return snapshot.derived(key, first)
+
+
+def snapshot_summary_of(
+    snapshot: DecodedSnapshot, metrics: Sequence[Metric], taken_at: datetime
+) -> BoardSummary:
+    """`snapshot_board_summary` of the snapshot's rows, kept with it (per the metrics' kinds)."""
+    kinds = tuple((metric.key, metric.is_rating, metric.is_judge_metric) for metric in metrics)
+    return snapshot.derived(
+        ("summary", kinds, taken_at),
+        lambda: snapshot_board_summary(snapshot.rows, metrics, taken_at),
     )

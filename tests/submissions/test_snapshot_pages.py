@@ -5,14 +5,19 @@ with its citation; later changes do not reach it."""
 from datetime import timedelta
 
 import pytest
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
 from submissions.enums import VerificationStatus
 from submissions.intervals import compute_rank_intervals
 from submissions.models import BoardSnapshot
+from submissions.selectors import BoardFilter, BoardSort
 from submissions.services import import_published_result, set_verification_status
+from submissions.snapshot_board import snapshot_selection
+from submissions.snapshots import DERIVED_KEPT, DecodedSnapshot, decoded_snapshot
 from tests.accounts.factories import maintainer_user
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db]
@@ -108,3 +113,47 @@ def test_the_live_board_cites_its_latest_snapshot(medvidbench, two_snapshots):
     latest = two_snapshots[-1]
     assert f"podium-medvidbench-snapshot-{latest.pk}" in html
     assert latest.sha256 in html
+
+
+def test_a_kept_snapshot_page_reads_none_of_its_stored_bytes(medvidbench, two_snapshots):
+    # The decoded rows are kept per process (`decoded_snapshot`): the second request for a
+    # snapshot's page, searched so its table is not cached, reads neither stored column.
+    last = two_snapshots[-1]
+    url = reverse("submissions:snapshot", args=["medvidbench", last.pk])
+    assert "Claude" in page(url, q="cla")
+
+    with CaptureQueriesContext(connection) as queries:
+        html = page(url, q="cla")
+
+    assert "Claude" in html
+    snapshot_reads = [
+        query["sql"] for query in queries if '"submissions_boardsnapshot"."rows"' in query["sql"]
+    ]
+    assert snapshot_reads == []
+    assert not any('"submissions_boardsnapshot"."csv"' in query["sql"] for query in queries)
+
+
+def test_a_snapshots_selection_is_derived_once_and_kept(medvidbench, two_snapshots):
+    decoded = decoded_snapshot(two_snapshots[-1])
+    everything = BoardFilter()
+
+    first = snapshot_selection(decoded, ["official"], everything, BoardSort("model"))
+    again = snapshot_selection(decoded, ["official"], everything, BoardSort("model"))
+    other = snapshot_selection(decoded, ["official"], everything, BoardSort("model", True))
+
+    assert again is first
+    assert [row["model"] for row in first] == ["Claude"]
+    assert other is not first
+    assert decoded_snapshot(two_snapshots[-1]) is decoded
+
+
+def test_a_decoded_snapshot_keeps_only_the_last_questions():
+    decoded = DecodedSnapshot(())
+    for number in range(DERIVED_KEPT + 5):
+        decoded.derived(("question", number), lambda number=number: [number])
+    asked = []
+
+    decoded.derived(("question", 0), lambda: asked.append(0) or [0])  # forgotten: derived again
+    decoded.derived(("question", DERIVED_KEPT + 4), lambda: asked.append(1) or [1])  # kept
+
+    assert asked == [0]
