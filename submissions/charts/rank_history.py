@@ -29,8 +29,10 @@ class HistoryLayout:
     max_ticks: int
 
 
-WIDE = HistoryLayout("wide", 640, 44, 620, 6)
-NARROW = HistoryLayout("narrow", 340, 40, 324, 5)
+WIDE = HistoryLayout("wide", 640, 56, 620, 6)
+NARROW = HistoryLayout("narrow", 340, 50, 326, 5)
+# The rank numbers end this far left of the plot, clear of a point on its left edge.
+TICK_GAP = 14
 LEGEND_Y = 16
 PLOT_TOP = 40
 PLOT_HEIGHT = 150
@@ -90,6 +92,10 @@ class RankHistoryChart:
     ticks: list[RankTick]
     best: int
     worst: int
+
+    @property
+    def tick_x(self) -> int:
+        return self.plot_left - TICK_GAP
 
     @property
     def view_box(self) -> str:
