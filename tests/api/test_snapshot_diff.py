@@ -85,7 +85,13 @@ def test_bad_and_unknown_ids(medvidbench, params, status):
     response = diff(**params)
 
     assert response.status_code == status
-    assert "detail" in response.json()
+    body = response.json()
+    expected = {
+        400: {"code": "invalid", "named": ["from", "to"] if not params else ["from"]},
+        404: {"code": "not_found", "named": []},
+    }[status]
+    assert body["code"] == expected["code"]
+    assert list(body.get("errors", {})) == expected["named"]
 
 
 def test_a_snapshot_of_another_benchmark_is_404(medvidbench, benchmark):
