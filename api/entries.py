@@ -167,6 +167,13 @@ class BattlesSerializer(serializers.Serializer):
     opponents = OpponentSerializer(many=True)
 
 
+class RankHistorySerializer(serializers.Serializer):
+    snapshot = serializers.IntegerField(help_text="The snapshot's id")
+    taken_at = serializers.DateTimeField()
+    board = serializers.ChoiceField(choices=BoardKind.values)
+    rank = serializers.IntegerField(help_text="The rank the board showed")
+
+
 class EntrySerializer(serializers.Serializer):
     submission_id = serializers.IntegerField()
     benchmark = serializers.CharField(help_text="The benchmark's slug")
@@ -206,6 +213,11 @@ class EntrySerializer(serializers.Serializer):
     parse_rates = ParseRateSerializer(many=True)
     judge = EntryJudgeSerializer(allow_null=True)
     battles = BattlesSerializer(many=True, help_text="Per rating category it battled in")
+    rank_history = RankHistorySerializer(
+        many=True,
+        help_text="Its board and rank in each of the latest 60 board snapshots that hold it, "
+        "oldest first (empty for an evaluate-only entry)",
+    )
 
 
 # --- the body -------------------------------------------------------------------------------------
@@ -344,6 +356,15 @@ def entry_as_dict(page: EntryPage, battles: list[EntryBattles]) -> dict[str, Any
             "finished_at": page.judge.finished_at,
         },
         "battles": [_battles(record) for record in battles],
+        "rank_history": [
+            {
+                "snapshot": point.snapshot_id,
+                "taken_at": point.taken_at,
+                "board": point.board,
+                "rank": point.rank,
+            }
+            for point in (page.rank_history.points if page.rank_history else [])
+        ],
     }
 
 
@@ -352,7 +373,8 @@ def entry_as_dict(page: EntryPage, battles: list[EntryBattles]) -> dict[str, Any
 ENTRY_DESCRIPTION = """\
 Everything the entry's public page (`/b/<slug>/entries/<id>/`) shows: its details, its board, \
 rank (with the 95% rank interval and tier), metrics (with intervals and the board's best), \
-per-dataset values, parse rates, judge and battles, and `verification`: its state and what it \
+per-dataset values, parse rates, judge and battles, its `rank_history` over the latest 60 \
+board snapshots, and `verification`: its state and what it \
 rests on. For a verified upload `verification.evidence` is the re-run the maintainers verified \
 it on (when it finished, the test-set and scorer versions, per metric the submitted and re-run \
 values, the difference, the tolerance and whether within; a forced verify's `note`); it is \

@@ -13,6 +13,7 @@ from . import (  # noqa: F401
     hosted,
     rankings,
     schema,
+    snapshot_diff,
     snapshots,
     submitting,
 )
@@ -23,6 +24,7 @@ urlpatterns = [
     path("v1/", include(benchmarks.urlpatterns)),
     path("v1/", include(rankings.urlpatterns)),
     path("v1/", include(snapshots.urlpatterns)),
+    path("v1/", include(snapshot_diff.urlpatterns)),
     path("v1/", include(compare.urlpatterns)),
     path("v1/", include(entries.urlpatterns)),
     path("v1/", include(submitting.urlpatterns)),

@@ -118,7 +118,19 @@ def history(request: HttpRequest, slug: str) -> HttpResponse:
 
 def _history(request: HttpRequest, benchmark: Benchmark, *, missing: str = "") -> HttpResponse:
     snapshots = list(sealed_snapshots(benchmark)[:500])
-    context = {"benchmark": benchmark, "tab": "history", "snapshots": snapshots, "missing": missing}
+    # Each row's "Changes" link compares it with the snapshot before it (the next one down).
+    rows = [
+        (snapshot, snapshots[index + 1].pk if index + 1 < len(snapshots) else None)
+        for index, snapshot in enumerate(snapshots)
+    ]
+    context = {
+        "benchmark": benchmark,
+        "tab": "history",
+        "snapshots": snapshots,
+        "rows": rows,
+        "choices": snapshots,
+        "missing": missing,
+    }
     return render(request, "submissions/history.html", context, status=404 if missing else 200)
 
 

@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from . import board_views, owner_views, views
+from . import board_views, history_views, owner_views, views
 from .enums import BoardKind
 
 app_name = "submissions"
@@ -16,6 +16,7 @@ urlpatterns = [
         name="community",
     ),
     path("b/<slug:slug>/history/", board_views.history, name="history"),
+    path("b/<slug:slug>/history/diff/", history_views.snapshot_diff, name="snapshot_diff"),
     path(
         "b/<slug:slug>/history/<int:pk>/",
         board_views.snapshot_board,

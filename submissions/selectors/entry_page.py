@@ -23,10 +23,13 @@ from benchmark.models import Benchmark, Metric
 
 from ..charts.bars import MetricBarInput, MetricBars, metric_bars
 from ..charts.heatmap import Heatmap, dataset_heatmap
+from ..charts.rank_history import NARROW as HISTORY_NARROW
+from ..charts.rank_history import RankHistoryChart, rank_history_chart
 from ..enums import STATES_JUDGE_PENDING, BoardKind, SubmissionSource, VerificationStatus
 from ..judge_step import JudgeDetails, judge_details
 from ..models import BoardEntry, Evaluation, RunReplicates, Submission
 from ..public_evidence import RerunEvidence, numbers_source, rerun_evidence
+from ..snapshot_trends import RankHistory, rank_history
 from .entries import group_order, metric_value, newest_scored_run
 
 # How many entries "statistically tied with ..." names before it says "and N more".
@@ -144,13 +147,19 @@ class EntryPage:
     # own calls, a baseline the maintainers ran).
     evidence: RerunEvidence | None = None
     source: str = ""
+    # Its rank in the latest snapshots of the boards (issue 33, point 3), oldest first, and
+    # the chart of it (wide, narrow) once it is on two snapshots or more.
+    rank_history: RankHistory | None = None
+    rank_history_charts: tuple[RankHistoryChart, RankHistoryChart] | None = None
 
 
 def entry_page(submission: Submission) -> EntryPage:
     """Everything the entry page shows about `submission` (the caller checked the viewer may see
     it with `entry_for_viewer`). The run shown is the board's (for a published, ranked entry),
     else the newest run with scores. A handful of queries whatever the board's size, plus one
-    read of the board's rows (rank, tier and values) for its best values and its leader."""
+    read of the board's rows (rank, tier and values) for its best values and its leader, and
+    for a published entry its rank history (`snapshot_trends.rank_history`: one query for the
+    latest snapshots, one more for those whose place is not cached)."""
     benchmark = submission.benchmark
     metrics = list(benchmark.metrics.all())
     board_entry = None
@@ -191,6 +200,8 @@ def entry_page(submission: Submission) -> EntryPage:
     result = (evaluation.result or {}) if evaluation else {}
     per_dataset = _per_dataset(result, metrics, benchmark)
     verified = submission.verification_status == VerificationStatus.VERIFIED
+    # An evaluate-only entry was never on a board: no snapshot holds it.
+    history = rank_history(benchmark.pk, submission.pk) if submission.publish else None
     return EntryPage(
         submission=submission,
         evaluation=evaluation,
@@ -226,6 +237,13 @@ def entry_page(submission: Submission) -> EntryPage:
         judge_pending=evaluation is not None and evaluation.state in STATES_JUDGE_PENDING,
         evidence=rerun_evidence(submission),
         source=numbers_source(submission),
+        rank_history=history,
+        rank_history_charts=(
+            rank_history_chart(history.points),
+            rank_history_chart(history.points, layout=HISTORY_NARROW),
+        )
+        if history is not None and history.charted
+        else None,
     )
 
 

@@ -315,16 +315,17 @@ def test_the_page_takes_a_fixed_number_of_queries(
     board, django_assert_num_queries, interval_benchmark, scored_entry
 ):
     """The benchmark, the entry, the metrics, its board row with its run, the board's rows (one
-    query whatever their number) and the judge's job: six, with three rows or six."""
+    query whatever their number), the judge's job and the snapshots of its rank history (its
+    places in them cached once read): seven, with three rows or six."""
     client = Client()
     page_of(client, board["noisy"])  # warm the session and the content types
-    with django_assert_num_queries(6):
+    with django_assert_num_queries(7):
         page_of(client, board["noisy"])
     for seed in range(5, 8):
         scored_entry(f"More {seed}", kind="noisy", seed=seed)
     compute_rank_intervals(interval_benchmark, force=True)
     assert BoardEntry.objects.count() == 6
-    with django_assert_num_queries(6):
+    with django_assert_num_queries(7):
         page_of(client, board["noisy"])
 
 
