@@ -4,6 +4,8 @@ serializers take ~50 ms for 1,000 nested rows); a test holds the two together.""
 
 from __future__ import annotations
 
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from benchmark.facts import FACTS, MAX_PARAMETERS_BILLIONS
@@ -41,6 +43,12 @@ class FactChoiceField(serializers.ChoiceField):
             },
             **kwargs,
         )
+
+
+@extend_schema_field(OpenApiTypes.DATETIME)
+class AsOfField(serializers.CharField):
+    """`?as_of=`: an ISO 8601 date-time in the schema; a plain date (its day's end) is taken
+    too (`submissions.snapshot_board.parse_as_of` reads both)."""
 
 
 class RankingsQuerySerializer(serializers.Serializer):
@@ -111,7 +119,7 @@ class RankingsQuerySerializer(serializers.Serializer):
         max_value=MAX_PARAMETERS_BILLIONS,
         help_text="Only rows whose model has at most this many billions of parameters.",
     )
-    as_of = serializers.CharField(
+    as_of = AsOfField(
         default="",
         allow_blank=True,
         max_length=40,

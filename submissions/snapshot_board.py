@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from datetime import UTC, date, datetime, time, timedelta
+from datetime import UTC, date, datetime, time
 from types import SimpleNamespace
 from typing import Any
 
@@ -41,11 +41,9 @@ def parse_as_of(text: str) -> datetime:
             day = date.fromisoformat(text)
         except ValueError:
             raise ValueError(f"as_of {text!r} is not a date.") from None
-        return datetime.combine(day + timedelta(days=1), time(), tzinfo=UTC) - timedelta(
-            microseconds=1
-        )
+        return datetime.combine(day, time.max, tzinfo=UTC)
     try:
-        moment = parse_datetime(text.replace("z", "Z"))
+        moment = parse_datetime(text.replace("z", "Z").replace("t", "T"))
     except ValueError:
         moment = None
     if moment is None:
@@ -53,7 +51,15 @@ def parse_as_of(text: str) -> datetime:
             f"as_of {text[:40]!r} is not an ISO 8601 date or date and time "
             "(e.g. 2026-08-15 or 2026-08-15T12:00:00Z)."
         )
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    moment = moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    try:
+        return moment.astimezone(UTC)
+    except OverflowError:  # 9999-12-31T23:59-01:00 is past the last moment Python can hold
+        return (
+            datetime.max.replace(tzinfo=UTC)
+            if moment.year > 1
+            else datetime.min.replace(tzinfo=UTC)
+        )
 
 
 def _tagged(row: dict[str, Any], tag: str) -> bool:

@@ -44,8 +44,8 @@ EXPORT_KEYS = [
 NO_IDEA = "I do not know; ask a doctor."
 # The Open-ended tab's page: the board's queries (a tab's page rows in two, their keys in the
 # tab's order, then the rows with their submissions) and the tab note's four (fit, newest jobs,
-# judge endpoint, judge models).
-QUERIES_ON_THE_RATING_TAB = 10
+# judge endpoint, judge models), and the latest snapshot its citation names (issue 33).
+QUERIES_ON_THE_RATING_TAB = 11
 
 
 @pytest.fixture(autouse=True)
