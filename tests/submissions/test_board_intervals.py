@@ -148,10 +148,11 @@ def test_the_cached_table_shows_the_rank_intervals_once_computed(
     client, interval_benchmark, four, django_assert_num_queries
 ):
     # The benchmark, its metrics, the board summary, the rows, who scored the judge columns
-    # (issue 32; one grouped query, cached with the table): the chart adds no query.
-    with django_assert_num_queries(5):
+    # (issue 32; one grouped query, cached with the table), the latest snapshot (issue 33:
+    # "Cite this board"): the chart adds no query.
+    with django_assert_num_queries(6):
         get(client, COMMUNITY)
-    with django_assert_num_queries(3):  # cached: the rows are not read again
+    with django_assert_num_queries(4):  # cached: the rows are not read again
         before = get(client, COMMUNITY)
     assert "computing…" in before
 
@@ -161,7 +162,7 @@ def test_the_cached_table_shows_the_rank_intervals_once_computed(
     assert "computing…" not in after
     assert "1\N{EN DASH}1" in after
     assert '<svg class="rank-chart-svg wide"' in after
-    with django_assert_num_queries(3):
+    with django_assert_num_queries(4):
         assert get(client, COMMUNITY) == after
 
 

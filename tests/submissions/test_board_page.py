@@ -195,16 +195,17 @@ def test_a_page_of_a_large_board_costs_the_same_queries_as_the_first(
     services.recompute_board(benchmark)
 
     # The benchmark, its metrics, the board summary (counts and interval states), the rows,
-    # and who scored the judge columns (issue 32: one grouped query, cached with the table).
-    with django_assert_num_queries(5):
+    # and who scored the judge columns (issue 32: one grouped query, cached with the table),
+    # and the latest snapshot "Cite this board" names (issue 33).
+    with django_assert_num_queries(6):
         get(client, "/b/medvidbench/community/?page=3")
-    with django_assert_num_queries(3):  # cached per page
+    with django_assert_num_queries(4):  # cached per page
         get(client, "/b/medvidbench/community/?page=3")
     # A search also counts the rows it selects, is never cached, and reads its page's rows
     # in two steps: their keys in the page's order, then the rows with their submissions;
     # and who scored the judge columns.
     for _ in range(2):
-        with django_assert_num_queries(7):
+        with django_assert_num_queries(8):
             get(client, "/b/medvidbench/community/?q=model+1")
 
 
