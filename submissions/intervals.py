@@ -44,7 +44,7 @@ from .board_state import board_built
 from .models import BoardEntry, BoardPlacement, BoardTotals, Evaluation, RunReplicates
 from .selectors import metric_specs, ranking_entry, ranking_policy
 from .selectors.compare import Comparison
-from .snapshots import seal_snapshots
+from .snapshots import prepare_snapshot, seal_snapshots
 
 logger = logging.getLogger(__name__)
 
@@ -342,6 +342,13 @@ def compute_rank_intervals(benchmark: Benchmark, *, force: bool = False) -> int:
         if all(places[record.pk] is not None for record in rows):
             found_tiers = tiers([places[record.pk] for record in rows])  # type: ignore[misc]
             tier_of.update(zip([record.pk for record in rows], found_tiers, strict=True))
+    # The snapshot this build may owe (issue 33), read and encoded before the lock: under it,
+    # only stored (`seal_snapshots`), once the build is found to be the one read here.
+    overlay = {
+        record.submission_id: (*(places[record.pk] or (None, None)), tier_of[record.pk])
+        for record in records
+    }
+    prepared = prepare_snapshot(benchmark, board_built(benchmark.pk), overlay)
     with transaction.atomic():
         Benchmark.objects.select_for_update().filter(pk=benchmark.pk).exists()
         current = dict(
@@ -373,7 +380,7 @@ def compute_rank_intervals(benchmark: Benchmark, *, force: bool = False) -> int:
             )
         # The build is whole now: the snapshots its changes asked for are written with it
         # (issue 33), under the same lock.
-        seal_snapshots(benchmark, board_built(benchmark.pk))
+        seal_snapshots(benchmark, board_built(benchmark.pk), prepared)
     return len(rows)
 
 

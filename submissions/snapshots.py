@@ -21,7 +21,7 @@ import hashlib
 import json
 import zlib
 from collections import OrderedDict
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import lru_cache
@@ -76,17 +76,50 @@ def request_snapshot(benchmark_id: int, changes: int, request: SnapshotRequest) 
     )
 
 
-def seal_snapshots(benchmark: Benchmark, built: int) -> BoardSnapshot | None:
+# The rank intervals and tiers a build is about to be given, by submission: (best, worst,
+# tier), None where it has none.
+Overlay = Mapping[int, tuple[int | None, int | None, int | None]]
+
+
+@dataclass(frozen=True)
+class PreparedSnapshot:
+    """What `prepare_snapshot` read of a build before the lock: its Official digest, and the
+    snapshot's content when one is due (None: none due, or not known)."""
+
+    built: int
+    digest: str
+    content: SnapshotContent | None
+
+
+def prepare_snapshot(benchmark: Benchmark, built: int, overlay: Overlay) -> PreparedSnapshot:
+    """The snapshot of build `built` with the rank intervals `overlay` is about to write,
+    built before the benchmark's lock is taken: `compute_rank_intervals` then only stores it
+    under the lock (`seal_snapshots(..., prepared)`), which holds the lock for an insert,
+    not for reading and encoding every row (seconds on a large board, while a verification's
+    rebuild would wait). The caller checks under the lock that the build is still the one
+    read here; the content is built only when a snapshot is due."""
+    digest = official_digest(benchmark, overlay)
+    due = _due(benchmark, built, digest, timezone.now())
+    content = snapshot_content(benchmark, overlay) if due is not None else None
+    return PreparedSnapshot(built=built, digest=digest, content=content)
+
+
+def seal_snapshots(
+    benchmark: Benchmark, built: int, prepared: PreparedSnapshot | None = None
+) -> BoardSnapshot | None:
     """Write the snapshot the board's build (`built` changes, its rows and rank intervals
     final) answers: the requests it includes, merged into the newest of them, else the
-    Community board's daily one when due. Called by the board's writers with the benchmark's
-    row locked; returns the snapshot written, or None."""
-    pending = list(
-        BoardSnapshot.objects.filter(
-            benchmark=benchmark, sealed_at__isnull=True, changes__lte=built
-        ).order_by("changes", "pk")
-    )
+    Official board's when what it shows changed, else the Community board's daily one when
+    due. Called by the board's writers with the benchmark's row locked, with what
+    `prepare_snapshot` built of this build when it did; returns the snapshot written, or
+    None."""
+    ready = prepared if prepared is not None and prepared.built == built else None
     now = timezone.now()
+    digest = ready.digest if ready is not None else official_digest(benchmark)
+    due = _due(benchmark, built, digest, now)
+    if due is None:
+        return None
+    pending, reason, description = due
     snapshot: BoardSnapshot
     if pending:
         snapshot = pending[-1]
@@ -97,31 +130,7 @@ def seal_snapshots(benchmark: Benchmark, built: int) -> BoardSnapshot | None:
             snapshot.note = "\n".join(_unique(request.note for request in pending if request.note))
             snapshot.taken_at = max(request.taken_at for request in pending)
             BoardSnapshot.objects.filter(pk__in=[request.pk for request in pending[:-1]]).delete()
-    if not pending and built == 0:
-        return None  # a board never built: nothing has been published
-    digest = official_digest(benchmark)
-    if not pending:
-        last = (
-            BoardSnapshot.objects.filter(benchmark=benchmark, sealed_at__isnull=False)
-            .order_by("-changes", "-pk")
-            .values_list("changes", "taken_at", "official_digest")
-            .first()
-        )
-        if last is not None and last[0] >= built:
-            return None  # nothing since the last one
-        if last is not None and last[2] != digest:
-            # The Official board shows something else, though no change of its own asked:
-            # a Community entry moved its ranks (the global scope).
-            reason, description = SnapshotReason.RANKS, "The Official board's ranks moved"
-        elif last is None or now - last[1] >= DAILY:
-            reason = SnapshotReason.DAILY
-            description = (
-                "The boards after the Community board's changes"
-                if last
-                else "The boards' first snapshot"
-            )
-        else:
-            return None
+    else:
         snapshot = BoardSnapshot(
             benchmark=benchmark,
             taken_at=now,
@@ -129,7 +138,11 @@ def seal_snapshots(benchmark: Benchmark, built: int) -> BoardSnapshot | None:
             description=description,
             changes=built,
         )
-    content = snapshot_content(benchmark)
+    content = (
+        ready.content
+        if ready is not None and ready.content is not None
+        else snapshot_content(benchmark)
+    )
     snapshot.official_digest = digest
     snapshot.sealed_at = now
     snapshot.entries = content.entries
@@ -141,6 +154,42 @@ def seal_snapshots(benchmark: Benchmark, built: int) -> BoardSnapshot | None:
     return snapshot
 
 
+def _due(
+    benchmark: Benchmark, built: int, digest: str, now: datetime
+) -> tuple[list[BoardSnapshot], str, str] | None:
+    """Whether build `built` (its Official board's `digest`) is to be snapshotted: the
+    requests it includes (oldest first), else a reason and a description; None if not."""
+    pending = list(
+        BoardSnapshot.objects.filter(
+            benchmark=benchmark, sealed_at__isnull=True, changes__lte=built
+        ).order_by("changes", "pk")
+    )
+    if pending:
+        return pending, "", ""
+    if built == 0:
+        return None  # a board never built: nothing has been published
+    last = (
+        BoardSnapshot.objects.filter(benchmark=benchmark, sealed_at__isnull=False)
+        .order_by("-changes", "-pk")
+        .values_list("changes", "taken_at", "official_digest")
+        .first()
+    )
+    if last is not None and last[0] >= built:
+        return None  # nothing since the last one
+    if last is not None and last[2] != digest:
+        # The Official board shows something else, though no change of its own asked: a
+        # Community entry moved its ranks (the global scope).
+        return [], SnapshotReason.RANKS, "The Official board's ranks moved"
+    if last is None or now - last[1] >= DAILY:
+        description = (
+            "The boards after the Community board's changes"
+            if last
+            else "The boards' first snapshot"
+        )
+        return [], SnapshotReason.DAILY, description
+    return None
+
+
 # What an Official row shows that a Community entry can move (under the global scope): the
 # rank and everything ranked with it.
 DIGESTED = (
@@ -150,16 +199,19 @@ DIGESTED = (
 )  # fmt: skip
 
 
-def official_digest(benchmark: Benchmark) -> str:
+def official_digest(benchmark: Benchmark, overlay: Overlay | None = None) -> str:
     """The sha256 of what the Official board shows: each row's place and numbers as its
-    build and rank intervals left them (`DIGESTED`), in board order (its words are its
-    entry's, and every change of those asks for a snapshot itself)."""
-    rows = (
+    build and rank intervals left them (`DIGESTED`; the rank intervals `overlay` gives, where
+    it gives them), in board order (its words are its entry's, and every change of those
+    asks for a snapshot itself)."""
+    rows = list(
         BoardEntry.objects.filter(benchmark=benchmark, board=BoardKind.OFFICIAL)
         .order_by("position")
         .values_list(*DIGESTED)
     )
-    return hashlib.sha256(repr(list(rows)).encode()).hexdigest()
+    if overlay:
+        rows = [(*row[:4], *overlay.get(row[0], row[4:7]), *row[7:]) for row in rows]
+    return hashlib.sha256(repr(rows).encode()).hexdigest()
 
 
 def _unique(texts: Any) -> list[str]:
@@ -175,10 +227,11 @@ class SnapshotContent:
     sha256: str
 
 
-def snapshot_content(benchmark: Benchmark) -> SnapshotContent:
+def snapshot_content(benchmark: Benchmark, overlay: Overlay | None = None) -> SnapshotContent:
     """Both boards' rows as the rankings show them now (`board=all`: by rank, Official and
-    Community together), as the rankings' CSV with each row's test-set and scorer versions
-    last, and as their JSON rows with `ROW_EXTRAS`."""
+    Community together), with the rank intervals and tiers `overlay` gives where it gives
+    them, as the rankings' CSV with each row's test-set and scorer versions last, and as
+    their JSON rows with `ROW_EXTRAS`."""
     metrics = list(benchmark.metrics.all())
     keys = [metric.key for metric in metrics]
     entries = BoardEntry.objects.filter(benchmark=benchmark).order_by("overall_position")
@@ -194,7 +247,12 @@ def snapshot_content(benchmark: Benchmark) -> SnapshotContent:
         )
     }
     for row in rows:
-        row.body.update(zip(ROW_EXTRAS, extras[row.body["submission_id"]], strict=True))
+        body = row.body
+        body.update(zip(ROW_EXTRAS, extras[body["submission_id"]], strict=True))
+        if overlay and body["submission_id"] in overlay:
+            best, worst, tier = overlay[body["submission_id"]]
+            body["rank_interval"] = None if best is None else [best, worst]
+            body["tier"] = tier
     extra = CSVExtras(
         ratings=[metric.key for metric in metrics if metric.is_rating],
         facts=list(benchmark.fact_keys),

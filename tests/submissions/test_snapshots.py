@@ -25,6 +25,7 @@ from submissions.snapshots import (
     snapshot_rows,
 )
 from tests.accounts.factories import maintainer_user
+from tests.submissions import intervals_data
 from tests.submissions.factories import scored_entry
 
 pytestmark = [pytest.mark.integration, pytest.mark.django_db]
@@ -247,3 +248,36 @@ def take_snapshot_request(benchmark):
 
     take_snapshot(benchmark, actor=None, note="a test")
     return BoardSnapshot.objects.get(sealed_at__isnull=True).pk
+
+
+interval_benchmark = intervals_data.interval_benchmark
+interval_entry = intervals_data.scored_entry
+
+
+def test_the_snapshot_built_before_the_lock_is_the_board_its_intervals_made(
+    interval_benchmark, interval_entry, monkeypatch
+):
+    """The content is read and encoded before the lock, with the rank intervals and tiers
+    about to be written laid over the rows (`prepare_snapshot`); under the lock it is only
+    stored. It is byte for byte what the board holds once they are written."""
+    from submissions import snapshots
+
+    interval_entry("Noisy Model", kind="noisy", seed=2)
+    interval_entry("Perfect Model", kind="perfect", seed=1)
+    built_in_lock = []
+    real = snapshots.snapshot_content
+    monkeypatch.setattr(
+        snapshots,
+        "snapshot_content",
+        lambda benchmark, overlay=None: (
+            built_in_lock.append(overlay is None) or real(benchmark, overlay)
+        ),
+    )
+
+    compute_rank_intervals(interval_benchmark)
+
+    [snapshot] = sealed(interval_benchmark)
+    assert built_in_lock == [False]  # once, before the lock, with the overlay
+    rows = snapshot_rows(snapshot)
+    assert all(row["rank_interval"] for row in rows)
+    assert snapshot_csv(snapshot) == real(interval_benchmark).csv  # the board as written
