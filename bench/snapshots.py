@@ -14,8 +14,9 @@ and database of its own.
    `SnapshotRequest`, in a transaction; the board recomputed when it commits) and the build
    that seals it (`compute_rank_intervals`, whose last transaction writes the snapshot,
    docs/boards.md). Timed: the request in the change's transaction (`request_snapshot`, one
-   INSERT), `seal_snapshots` inside the sealing transaction (the snapshot's whole cost there:
-   the Official digest, the rows read, the CSV and JSON built and compressed, the row written),
+   INSERT), `prepare_snapshot` before the sealing transaction takes the benchmark's lock (the
+   Official digest, the rows read, the CSV and JSON built), `seal_snapshots` inside it (the
+   digest and due-ness checked again, the content compressed and the row written),
    and for scale the whole `compute_rank_intervals`. Also `seal_snapshots` when no snapshot is
    due (the digest every build pays). Target: the snapshot adds <= 20 ms.
 2. At `--entries` (default 100,000): the board as bench/board.py's `stored` leaves it, plus
@@ -107,7 +108,7 @@ def measure_seal(args: argparse.Namespace, database_url: str | None, folder: Pat
     analyse()
     recompute_board(benchmark)
     compute_rank_intervals(benchmark)  # the boards' first snapshot (none before)
-    requests, seals, builds, idle = [], [], [], []
+    requests, seals, prepares, builds, idle = [], [], [], [], []
     for number in range(args.repeats + 1):
         with timing(board_refresh, "request_snapshot") as requested, transaction.atomic():
             schedule_board_refresh(
@@ -115,7 +116,10 @@ def measure_seal(args: argparse.Namespace, database_url: str | None, folder: Pat
                 SnapshotRequest(SnapshotReason.MAINTAINER, note=f"bench {number}"),
             )
             # committed: the board recomputed (its rank intervals queued, run here)
-        with timing(intervals_module, "seal_snapshots") as sealed:
+        with (
+            timing(intervals_module, "seal_snapshots") as sealed,
+            timing(intervals_module, "prepare_snapshot") as prepared,
+        ):
             started = time.perf_counter()
             compute_rank_intervals(benchmark)
             build = time.perf_counter() - started
@@ -129,6 +133,7 @@ def measure_seal(args: argparse.Namespace, database_url: str | None, folder: Pat
         if number:  # the first warms the code paths
             requests += requested
             seals += sealed
+            prepares += prepared
             builds.append(build)
             idle.append(nothing)
     snapshot = BoardSnapshot.objects.filter(sealed_at__isnull=False).order_by("-pk").first()
@@ -136,13 +141,15 @@ def measure_seal(args: argparse.Namespace, database_url: str | None, folder: Pat
         "entries": entries,
         "request_ms": median_ms(requests),
         "seal_ms": median_ms(seals),
+        "prepare_ms": median_ms(prepares),
         "seal_nothing_due_ms": median_ms(idle),
         "rank_intervals_ms": median_ms(builds),
         "stored_kb": round((len(snapshot.csv) + len(snapshot.rows)) / 1000, 1),
     }
     print(
         f"{entries:,} entries, {args.repeats} Official changes (median): the request in the "
-        f"change's transaction {figures['request_ms']} ms; seal_snapshots in the sealing "
+        f"change's transaction {figures['request_ms']} ms; prepare_snapshot before the lock "
+        f"{figures['prepare_ms']} ms; seal_snapshots under it, in the sealing "
         f"transaction {figures['seal_ms']} ms (the build that seals it, compute_rank_intervals, "
         f"{figures['rank_intervals_ms']} ms in all); seal_snapshots with nothing due "
         f"{figures['seal_nothing_due_ms']} ms; stored {figures['stored_kb']} kB"
