@@ -89,6 +89,9 @@ class PreparedSnapshot:
     built: int
     digest: str
     content: SnapshotContent | None
+    # The content's CSV and rows compressed as stored (b"" without content).
+    csv: bytes = b""
+    rows: bytes = b""
 
 
 def prepare_snapshot(benchmark: Benchmark, built: int, overlay: Overlay) -> PreparedSnapshot:
@@ -100,8 +103,16 @@ def prepare_snapshot(benchmark: Benchmark, built: int, overlay: Overlay) -> Prep
     read here; the content is built only when a snapshot is due."""
     digest = official_digest(benchmark, overlay)
     due = _due(benchmark, built, digest, timezone.now())
-    content = snapshot_content(benchmark, overlay) if due is not None else None
-    return PreparedSnapshot(built=built, digest=digest, content=content)
+    if due is None:
+        return PreparedSnapshot(built=built, digest=digest, content=None)
+    content = snapshot_content(benchmark, overlay)
+    return PreparedSnapshot(
+        built=built,
+        digest=digest,
+        content=content,
+        csv=zlib.compress(content.csv, COMPRESSION_LEVEL),
+        rows=zlib.compress(content.rows, COMPRESSION_LEVEL),
+    )
 
 
 def seal_snapshots(
@@ -138,17 +149,18 @@ def seal_snapshots(
             description=description,
             changes=built,
         )
-    content = (
-        ready.content
-        if ready is not None and ready.content is not None
-        else snapshot_content(benchmark)
-    )
+    if ready is not None and ready.content is not None:
+        content, csv, rows = ready.content, ready.csv, ready.rows
+    else:
+        content = snapshot_content(benchmark)
+        csv = zlib.compress(content.csv, COMPRESSION_LEVEL)
+        rows = zlib.compress(content.rows, COMPRESSION_LEVEL)
     snapshot.official_digest = digest
     snapshot.sealed_at = now
     snapshot.entries = content.entries
     snapshot.sha256 = content.sha256
-    snapshot.csv = zlib.compress(content.csv, COMPRESSION_LEVEL)
-    snapshot.rows = zlib.compress(content.rows, COMPRESSION_LEVEL)
+    snapshot.csv = csv
+    snapshot.rows = rows
     snapshot.metric_keys = content.metric_keys
     snapshot.save()
     return snapshot
