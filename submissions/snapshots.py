@@ -105,7 +105,12 @@ def prepare_snapshot(benchmark: Benchmark, built: int, overlay: Overlay) -> Prep
     due = _due(benchmark, built, digest, timezone.now())
     if due is None:
         return PreparedSnapshot(built=built, digest=digest, content=None)
-    content = snapshot_content(benchmark, overlay)
+    try:
+        content = snapshot_content(benchmark, overlay)
+    except KeyError:
+        # A recompute replaced the rows between the content's two reads: the caller finds
+        # the build gone under the lock and writes nothing (the newer build's task will).
+        return PreparedSnapshot(built=built, digest=digest, content=None)
     return PreparedSnapshot(
         built=built,
         digest=digest,
