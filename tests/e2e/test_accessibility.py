@@ -16,6 +16,7 @@ import pytest
 
 from judging.services import configure_endpoint, start_judge
 from submissions.intervals import compute_rank_intervals
+from submissions.models import BoardSnapshot
 from submissions.services import import_published_result
 from tests.accounts.factories import PASSWORD, UserFactory
 from tests.e2e.browser import (
@@ -56,6 +57,7 @@ def site(interval_benchmark, scored_entry):
     perfect = scored_entry("Sam Perfect", "perfect", 0, owner=sam)
     scored_entry("Prose Model", "prose", 2)
     scored_entry("Noisy Two with a rather long model name", "noisy", 3)
+    compute_rank_intervals(interval_benchmark)  # the boards' first snapshot (issue 33)
     import_published_result(
         interval_benchmark,
         model_name="GPT-4.1",
@@ -73,6 +75,13 @@ def site(interval_benchmark, scored_entry):
     )
     job = start_judge(judged, actor=sam, enqueue=False)
     slug = interval_benchmark.slug
+    # The boards' snapshots (issue 33): the first one, then the import's.
+    snapshots = list(
+        BoardSnapshot.objects.filter(sealed_at__isnull=False)
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
+    assert len(snapshots) >= 2, snapshots
     return {
         "slug": slug,
         "judged": judged.submission_id,
@@ -84,6 +93,9 @@ def site(interval_benchmark, scored_entry):
             ("about", f"/b/{slug}/about/"),
             ("entry", f"/b/{slug}/entries/{perfect.submission_id}/"),
             ("compare", f"/b/{slug}/compare/?a={perfect.submission_id}&b={judged.submission_id}"),
+            ("history", f"/b/{slug}/history/"),
+            ("snapshot", f"/b/{slug}/history/{snapshots[-1]}/"),
+            ("snapshot-diff", f"/b/{slug}/history/diff/?from={snapshots[0]}&to={snapshots[-1]}"),
             ("api-guide", "/api-guide/"),
             ("api-docs", "/api/docs/"),
             ("sign-in", "/accounts/login/"),
