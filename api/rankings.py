@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 from datetime import datetime
 from typing import Any
 from urllib.parse import urlencode
@@ -56,7 +55,6 @@ from benchmark.models import Benchmark, Category, Metric
 from submissions.board_json import (
     JSON_OPTIONS,
     RankingRow,
-    _iso,
     overview_rows_json,
     ranking_rows,
 )
@@ -81,6 +79,7 @@ from submissions.selectors import (
 from .benchmarks import NotFoundSerializer, visible_benchmark
 from .rankings_as_of import as_of_response
 from .rankings_csv import CSVExtras, CSVRenderer, csv_body, csv_filename
+from .rankings_page import page_bounds, page_json
 from .rankings_serializers import (
     ALL_BOARDS,
     CSV_QUERY,
@@ -451,13 +450,8 @@ def _page(
     filtered: bool = False,
 ) -> str:
     """The page's JSON: the links and counts, and its rows' JSON in `results`."""
-    number, size = query["page"], query["page_size"]
-    if whole:
-        number, size = 1, max(1, count)
-    last = max(1, math.ceil(count / size))
-    if number > last:
-        raise NotFound("Invalid page.")
-    start = (number - 1) * size
+    bounds = page_bounds(query, count, whole=whole)
+    start, size = bounds.start, bounds.size
     page = entries[start : start + size]
     expected = None  # the rows a stored order's page must have
     descending = query["direction"] == "desc"
@@ -478,24 +472,9 @@ def _page(
     if expected is not None and len(rows) != expected:  # a recompute replaced the rows
         rows = _page_rows_json(benchmark, metrics, entries[start : start + size], category)
 
-    def link(page: int) -> str:
-        return f"{link_base}?{urlencode({**_canonical_query(query, JSON_PAGE), 'page': page})}"
-
-    head = {
-        "benchmark": benchmark.slug,
-        "board": query["board"],
-        "computed_at": _iso(computed_at),
-        "count": count,
-        "next": link(number + 1) if number < last else None,
-        "previous": link(number - 1) if number > 1 else None,
-        "category": query["category"] or None,
-        "metrics": keys,
-        "results": [],
-    }
-    # `json.dumps` of the page is its rows' encodings, comma-separated, in `results` (last).
-    text = json.dumps(head, **JSON_OPTIONS)
-    assert text.endswith('"results":[]}')
-    return f"{text[:-2]}{','.join(rows)}]}}"
+    canonical = _canonical_query(query, JSON_PAGE)
+    return page_json(benchmark.slug, query, canonical, link_base, bounds, count, keys,
+                     computed_at, rows)  # fmt: skip
 
 
 urlpatterns = [

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 from typing import Any
 from urllib.parse import urlencode
 
@@ -28,6 +27,8 @@ from submissions.models import BoardSnapshot
 from submissions.selectors import BoardSort, parse_board_filter
 from submissions.snapshot_board import parse_as_of, snapshot_selection
 from submissions.snapshots import decoded_snapshot, first_snapshot, ranking_body, snapshot_as_of
+
+from .rankings_page import page_bounds, page_json
 
 ALL_BOARDS = "all"
 
@@ -144,37 +145,16 @@ def _page(
     whole: bool,
 ) -> bytes:
     count = len(selected)
-    number, size = query["page"], query["page_size"]
-    if whole:
-        number, size = 1, max(1, count)
-    last = max(1, math.ceil(count / size))
-    if number > last:
-        raise NotFound("Invalid page.")
-    start = (number - 1) * size
-
-    def link(page: int) -> str:
-        return f"{link_base}?{urlencode({**canonical, 'page': page})}"
-
-    page = {
-        "benchmark": benchmark.slug,
-        "board": query["board"],
-        "computed_at": _iso(snapshot.taken_at),
-        "count": count,
-        "next": link(number + 1) if number < last else None,
-        "previous": link(number - 1) if number > 1 else None,
-        "category": query["category"] or None,
-        "metrics": keys,
-        "as_of": {
-            "id": snapshot.pk,
-            "taken_at": _iso(snapshot.taken_at),
-            "sha256": snapshot.sha256,
-            "url": request.build_absolute_uri(
-                reverse("submissions:snapshot", args=[benchmark.slug, snapshot.pk])
-            ),
-        },
-        "results": [],
+    bounds = page_bounds(query, count, whole=whole)
+    as_of = {
+        "id": snapshot.pk,
+        "taken_at": _iso(snapshot.taken_at),
+        "sha256": snapshot.sha256,
+        "url": request.build_absolute_uri(
+            reverse("submissions:snapshot", args=[benchmark.slug, snapshot.pk])
+        ),
     }
-    shown = selected[start : start + size]
+    shown = selected[bounds.start : bounds.start + bounds.size]
     if category is None:
         # The overview's rows as the snapshot holds them: each row's JSON encoded once per
         # process and kept with the decoded snapshot (a sealed snapshot never changes), as the
@@ -188,6 +168,5 @@ def _page(
             texts.append(text)
     else:  # a tab's columns and ranks: only the page's rows made rankings rows
         texts = [json.dumps(row.body, **JSON_OPTIONS) for row in as_of_rows(shown, category, keys)]
-    head = json.dumps(page, **JSON_OPTIONS)
-    assert head.endswith('"results":[]}')
-    return f"{head[:-2]}{','.join(texts)}]}}".encode()
+    return page_json(benchmark.slug, query, canonical, link_base, bounds, count, keys,
+                     snapshot.taken_at, texts, as_of=as_of).encode()  # fmt: skip

@@ -5,24 +5,9 @@ a re-scoring on another test-set version."""
 import pytest
 
 from submissions.snapshot_diff import ListedEntry, Move, Place, diff_snapshots
+from tests.submissions.snapshot_data import KEYS, row
 
 pytestmark = pytest.mark.unit
-
-KEYS = ["CVS_acc", "NAP_acc"]
-
-
-def row(submission_id, model, board, rank, position, values, *, testset=1, scorer="s1"):
-    return {
-        "rank": rank,
-        "board": board,
-        "model": model,
-        "metrics": {key: {"value": values.get(key), "rank": 1} for key in KEYS},
-        "submission_id": submission_id,
-        "position": position,
-        "testset_version": testset,
-        "scorer_version": scorer,
-    }
-
 
 OLDER = [
     row(1, "Alpha", "official", 1, 1, {"CVS_acc": 0.7, "NAP_acc": 0.5}),
